@@ -1,0 +1,18 @@
+#!/bin/sh
+# demo.sh: builds and installs Shoal, compiles the examples with the
+# installed oshcc as a user would, and runs each on 4 PEs with oshrun.
+set -e
+cd "$(dirname "$0")/.."
+sh scripts/deps.sh
+prefix="$PWD/build/install"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake --build build -j"$(nproc)"
+cmake --install build >/dev/null
+. "$prefix/bin/set_env.sh"
+mkdir -p build/demo
+for ex in hello ring_put sum_to_root strided_gather; do
+    oshcc -O2 -o "build/demo/$ex" "examples/$ex.c"
+    echo "== oshrun -n 4 $ex"
+    oshrun -n 4 --timeout 60 "build/demo/$ex"
+done
+echo "== demo finished: Shoal is installed in $prefix (source $prefix/bin/set_env.sh to use it)"

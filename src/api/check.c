@@ -1,0 +1,50 @@
+/* check.c: the messages of failed argument checks. */
+#include "api/check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+void shoal_api_fail(const char *call, const char *fmt, ...)
+{
+    char line[768];
+    int n = snprintf(line, sizeof line, "%s: PE %d: ", call, shoal_rt.boot ? shoal_rt.my_pe : -1);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    shoal_runtime_abort(1, line);
+}
+
+void shoal_api_fail_uninitialized(const char *call)
+{
+    if (shoal_rt.finalized) shoal_api_fail(call, "called after shmem_finalize");
+    shoal_api_fail(call, "called before shmem_init (call shmem_init or shmem_init_thread first)");
+}
+
+void shoal_api_fail_pe(const char *call, int pe)
+{
+    shoal_api_fail(call, "PE %d is out of range: valid PEs are 0 to %d", pe, shoal_rt.n_pes - 1);
+}
+
+void shoal_api_fail_address(const char *call, const char *what, const void *addr, size_t len)
+{
+    const uintptr_t h = shoal_rt.seg_start[SHOAL_SEG_HEAP], d = shoal_rt.seg_start[SHOAL_SEG_DATA];
+    const char *how = "is not symmetric";
+    size_t off;
+    if (shoal_route_segment(addr, 0, &off) >= 0) how = "runs past the end of its symmetric segment";
+    if (!addr) how = "is a null pointer";
+    shoal_api_fail(call,
+                   "%s address %p (%zu bytes) %s: symmetric memory is the heap [%p, %p) and static data "
+                   "[%p, %p)",
+                   what, addr, len, how, (void *)h, (void *)(h + shoal_rt.seg_size[SHOAL_SEG_HEAP]), (void *)d,
+                   (void *)(d + shoal_rt.seg_size[SHOAL_SEG_DATA]));
+}
+
+void shoal_api_fail_ctx(const char *call, shmem_ctx_t ctx)
+{
+    if (ctx == SHMEM_CTX_INVALID) shoal_api_fail(call, "context is SHMEM_CTX_INVALID");
+    shoal_api_fail(call, "context %p is not a valid context of this PE", (void *)ctx);
+}

@@ -1,0 +1,149 @@
+/* heap_api.c: the symmetric heap calls. They are collective: every PE makes
+ * the same calls with the same sizes, so the deterministic allocator gives
+ * every PE the same offsets. The barriers are the ones the standard
+ * requires: after an allocation (no PE touches the block before all have
+ * it), before a free (no PE frees what a peer may still access). */
+#include <shmem.h>
+#include <string.h>
+
+#include "api/check.h"
+#include "sync/barrier.h"
+#include "util/log.h"
+
+static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base + SHOAL_INTERNAL_AREA; }
+
+static void report_full(const char *call, size_t size)
+{
+    char want[32], free_b[32], largest[32], total[32];
+    shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                    "%s: PE %d: symmetric heap is full: %s requested, %s free, largest free block %s; "
+                    "raise SHMEM_SYMMETRIC_SIZE (now %s)",
+                    call, shoal_rt.my_pe, shoal_format_bytes(size, want, sizeof want),
+                    shoal_format_bytes(shoal_alloc_free_bytes(shoal_rt.alloc), free_b, sizeof free_b),
+                    shoal_format_bytes(shoal_alloc_largest_free(shoal_rt.alloc), largest, sizeof largest),
+                    shoal_format_bytes(shoal_rt.config.symmetric_size, total, sizeof total));
+}
+
+/* Allocates without the trailing barrier; NULL (reported) when full. */
+static void *allocate(const char *call, size_t size, size_t alignment)
+{
+    size_t offset;
+    pthread_mutex_lock(&shoal_rt.heap_lock);
+    shoal_status_t st = shoal_alloc_alloc(shoal_rt.alloc, size, alignment, &offset);
+    pthread_mutex_unlock(&shoal_rt.heap_lock);
+    if (st == SHOAL_ERR_NOMEM) {
+        report_full(call, size);
+        return NULL;
+    }
+    if (st != SHOAL_OK) shoal_api_fail(call, "allocation of %zu bytes failed: %s", size, shoal_status_str(st));
+    return user_heap_base() + offset;
+}
+
+/* Offset of a pointer the heap gave, failing the call for any other pointer. */
+static size_t offset_of_block(const char *call, void *ptr)
+{
+    char *base = user_heap_base();
+    size_t offset = (size_t)((char *)ptr - base);
+    int inside = (char *)ptr >= base && offset < shoal_rt.seg_size[SHOAL_SEG_HEAP] - SHOAL_INTERNAL_AREA;
+    if (!inside || shoal_alloc_block_size(shoal_rt.alloc, offset) == 0)
+        shoal_api_fail(call, "pointer %p was not returned by shmem_malloc/calloc/align/realloc, or was already "
+                       "freed (symmetric heap is [%p, %p))",
+                       ptr, (void *)base, (void *)(shoal_rt.seg[SHOAL_SEG_HEAP].base + shoal_rt.seg[SHOAL_SEG_HEAP].size));
+    return offset;
+}
+
+static void barrier(void)
+{
+    shoal_rt.transport->quiet();
+    shoal_sync_all();
+}
+
+static void *allocate_collective(const char *call, size_t size, size_t alignment)
+{
+    shoal_check_init(call);
+    if (size == 0) return NULL;
+    void *p = allocate(call, size, alignment);
+    barrier();
+    return p;
+}
+
+void *shmem_malloc(size_t size) { return allocate_collective("shmem_malloc", size, 0); }
+
+void *shmem_calloc(size_t count, size_t size)
+{
+    static const char *call = "shmem_calloc";
+    shoal_check_init(call);
+    size_t bytes = shoal_check_bytes(call, count, size);
+    if (bytes == 0) return NULL;
+    void *p = allocate(call, bytes, 0);
+    if (p) memset(p, 0, bytes);
+    barrier();
+    return p;
+}
+
+void *shmem_align(size_t alignment, size_t size)
+{
+    static const char *call = "shmem_align";
+    shoal_check_init(call);
+    if (alignment == 0 || (alignment & (alignment - 1)))
+        shoal_api_fail(call, "alignment %zu is not a power of two", alignment);
+    return allocate_collective(call, size, alignment);
+}
+
+void *shmem_malloc_with_hints(size_t size, long hints)
+{
+    static const char *call = "shmem_malloc_with_hints";
+    shoal_check_init(call);
+    const long known = SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE;
+    if (hints & ~known)
+        shoal_api_fail(call, "hints 0x%lx include unknown bits 0x%lx (known: SHMEM_MALLOC_ATOMICS_REMOTE, "
+                       "SHMEM_MALLOC_SIGNAL_REMOTE)", hints, hints & ~known);
+    /* Objects updated remotely get cache lines of their own, so a peer's
+     * atomics do not bounce a line that local code is also writing. */
+    return allocate_collective(call, size, hints ? 64 : 0);
+}
+
+void shmem_free(void *ptr)
+{
+    static const char *call = "shmem_free";
+    shoal_check_init(call);
+    if (!ptr) return;
+    size_t offset = offset_of_block(call, ptr);
+    barrier();
+    pthread_mutex_lock(&shoal_rt.heap_lock);
+    shoal_status_t st = shoal_alloc_free(shoal_rt.alloc, offset);
+    pthread_mutex_unlock(&shoal_rt.heap_lock);
+    if (st != SHOAL_OK) shoal_api_fail(call, "pointer %p could not be freed: %s", ptr, shoal_status_str(st));
+}
+
+void *shmem_realloc(void *ptr, size_t size)
+{
+    static const char *call = "shmem_realloc";
+    shoal_check_init(call);
+    if (!ptr) return allocate_collective(call, size, 0);
+    if (size == 0) {
+        shmem_free(ptr);
+        return NULL;
+    }
+    size_t offset = offset_of_block(call, ptr);
+    size_t old_size = shoal_alloc_block_size(shoal_rt.alloc, offset);
+    /* Peers may still be writing the old block. */
+    barrier();
+    void *result = ptr;
+    pthread_mutex_lock(&shoal_rt.heap_lock);
+    shoal_status_t st = shoal_alloc_resize(shoal_rt.alloc, offset, size);
+    pthread_mutex_unlock(&shoal_rt.heap_lock);
+    if (st == SHOAL_ERR_NOMEM) {
+        result = allocate(call, size, 0);
+        if (result) {
+            memcpy(result, ptr, old_size < size ? old_size : size);
+            pthread_mutex_lock(&shoal_rt.heap_lock);
+            shoal_alloc_free(shoal_rt.alloc, offset);
+            pthread_mutex_unlock(&shoal_rt.heap_lock);
+        }
+    } else if (st != SHOAL_OK) {
+        shoal_api_fail(call, "resizing %p to %zu bytes failed: %s", ptr, size, shoal_status_str(st));
+    }
+    barrier();
+    return result;
+}

@@ -1,0 +1,56 @@
+/* order.c: fence, quiet and the world barrier. On the direct path puts are
+ * complete when memcpy returns; a full CPU fence orders them (including
+ * glibc's non-temporal stores) before any later store, such as a flag. */
+#include <shmem.h>
+
+#include "api/check.h"
+#include "sync/barrier.h"
+
+void shmem_ctx_fence(shmem_ctx_t ctx)
+{
+    shoal_check_init("shmem_ctx_fence");
+    shoal_check_ctx("shmem_ctx_fence", ctx);
+    shoal_rt.transport->fence();
+}
+
+void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+    shoal_check_init("shmem_ctx_quiet");
+    shoal_check_ctx("shmem_ctx_quiet", ctx);
+    shoal_rt.transport->quiet();
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    static const char *call = "shmem_ctx_pe_quiet";
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
+    for (size_t i = 0; i < npes; i++) shoal_check_pe(call, target_pes[i]);
+    shoal_rt.transport->quiet();
+}
+
+void shmem_fence(void) { shmem_ctx_fence(SHMEM_CTX_DEFAULT); }
+void shmem_quiet(void) { shmem_ctx_quiet(SHMEM_CTX_DEFAULT); }
+void shmem_pe_quiet(const int *target_pes, size_t npes) { shmem_ctx_pe_quiet(SHMEM_CTX_DEFAULT, target_pes, npes); }
+
+void shmem_barrier_all(void)
+{
+    shoal_check_init("shmem_barrier_all");
+    shoal_rt.transport->quiet();
+    shoal_sync_all();
+}
+
+void shmem_sync_all(void)
+{
+    shoal_check_init("shmem_sync_all");
+    shoal_sync_all();
+}
+
+/* Deprecated cache calls: hosts Shoal runs on are cache coherent. */
+void shmem_clear_cache_inv(void) {}
+void shmem_clear_cache_line_inv(void *dest) { (void)dest; }
+void shmem_set_cache_inv(void) {}
+void shmem_set_cache_line_inv(void *dest) { (void)dest; }
+void shmem_udcflush(void) {}
+void shmem_udcflush_line(void *dest) { (void)dest; }

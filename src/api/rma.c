@@ -1,0 +1,212 @@
+/* rma.c: the byte-based RMA entry points (rma_api.h). On a direct peer a
+ * put is one memcpy into the peer's mapping and a get one memcpy out of it;
+ * other peers go through the transport table. Non-blocking forms complete
+ * at once on the direct path, which the standard allows. */
+#include "api/rma_api.h"
+
+#include <string.h>
+
+#include "api/check.h"
+
+static void transfer_error(const char *call, int pe, shoal_status_t st)
+{
+    shoal_api_fail(call, "transfer to PE %d failed: %s", pe, shoal_status_str(st));
+}
+
+void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                   const char *call)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
+    char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        memcpy(remote, source, bytes);
+        return;
+    }
+    shoal_status_t st = shoal_rt.transport->put(pe, seg, off, source, bytes);
+    if (st != SHOAL_OK) transfer_error(call, pe, st);
+}
+
+void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                   const char *call)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
+    const char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        memcpy(dest, remote, bytes);
+        return;
+    }
+    shoal_status_t st = shoal_rt.transport->get(pe, seg, off, dest, bytes);
+    if (st != SHOAL_OK) transfer_error(call, pe, st);
+}
+
+void shoal_api_put_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                       const char *call)
+{
+    shoal_api_put(ctx, dest, source, nelems, elem, pe, call);
+}
+
+void shoal_api_get_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                       const char *call)
+{
+    shoal_api_get(ctx, dest, source, nelems, elem, pe, call);
+}
+
+/* Untorn single-element store/load: a peer polling the word never sees a
+ * mix of old and new bytes. 16-byte elements (long double, 128-bit sized)
+ * have no such guarantee in the standard and are copied. */
+static inline void store_element(void *dst, const void *value, size_t elem)
+{
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (elem) {
+    case 1: __atomic_store_n((uint8_t *)dst, *(const uint8_t *)value, __ATOMIC_RELAXED); break;
+    case 2: memcpy(&v16, value, 2); __atomic_store_n((uint16_t *)dst, v16, __ATOMIC_RELAXED); break;
+    case 4: memcpy(&v32, value, 4); __atomic_store_n((uint32_t *)dst, v32, __ATOMIC_RELAXED); break;
+    case 8: memcpy(&v64, value, 8); __atomic_store_n((uint64_t *)dst, v64, __ATOMIC_RELAXED); break;
+    default: memcpy(dst, value, elem); break;
+    }
+}
+
+static inline void load_element(void *out, const void *src, size_t elem)
+{
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (elem) {
+    case 1: *(uint8_t *)out = __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED); break;
+    case 2: v16 = __atomic_load_n((const uint16_t *)src, __ATOMIC_RELAXED); memcpy(out, &v16, 2); break;
+    case 4: v32 = __atomic_load_n((const uint32_t *)src, __ATOMIC_RELAXED); memcpy(out, &v32, 4); break;
+    case 8: v64 = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED); memcpy(out, &v64, 8); break;
+    default: memcpy(out, src, elem); break;
+    }
+}
+
+void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    size_t off;
+    int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
+    char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        store_element(remote, value, elem);
+        return;
+    }
+    shoal_status_t st = shoal_rt.transport->put(pe, seg, off, value, elem);
+    if (st != SHOAL_OK) transfer_error(call, pe, st);
+}
+
+void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, int pe, const char *call)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    size_t off;
+    int seg = shoal_check_symmetric(call, "source", source, elem, &off);
+    const char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        load_element(value, remote, elem);
+        return;
+    }
+    shoal_status_t st = shoal_rt.transport->get(pe, seg, off, value, elem);
+    if (st != SHOAL_OK) transfer_error(call, pe, st);
+}
+
+/* The symmetric extent touched by count runs of run elements, the k-th run
+ * starting stride*k elements from base. Fails the call if any of it is not
+ * symmetric; returns the segment and the offset of base. */
+static int check_strided(const char *call, const char *what, const void *base, ptrdiff_t stride, size_t count,
+                         size_t run, size_t elem, size_t *base_off)
+{
+    if (count == 0 || run == 0) return shoal_check_symmetric(call, what, base, 0, base_off);
+    ptrdiff_t span;
+    size_t run_bytes = shoal_check_bytes(call, run, elem);
+    if (__builtin_mul_overflow((ptrdiff_t)(count - 1), stride, &span) ||
+        __builtin_mul_overflow(span, (ptrdiff_t)elem, &span))
+        shoal_api_fail(call, "%s stride %td over %zu elements overflows the address space", what, stride, count);
+    const char *lo = (const char *)base + (span < 0 ? span : 0);
+    size_t extent = (size_t)(span < 0 ? -span : span) + run_bytes;
+    size_t lo_off;
+    int seg = shoal_check_symmetric(call, what, lo, extent, &lo_off);
+    *base_off = lo_off + (size_t)(span < 0 ? -span : 0);
+    return seg;
+}
+
+static void strided_copy(char *dst, ptrdiff_t dst_step, const char *src, ptrdiff_t src_step, size_t count,
+                         size_t run_bytes)
+{
+    if (run_bytes == 8) {
+        for (size_t i = 0; i < count; i++, dst += dst_step, src += src_step) memcpy(dst, src, 8);
+    } else if (run_bytes == 4) {
+        for (size_t i = 0; i < count; i++, dst += dst_step, src += src_step) memcpy(dst, src, 4);
+    } else {
+        for (size_t i = 0; i < count; i++, dst += dst_step, src += src_step) memcpy(dst, src, run_bytes);
+    }
+}
+
+static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t run, size_t count, size_t elem, int pe, const char *call)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    const void *sym = is_put ? (const void *)dest : source;
+    ptrdiff_t sym_stride = is_put ? dst : sst;
+    size_t off;
+    int seg = check_strided(call, is_put ? "dest" : "source", sym, sym_stride, count, run, elem, &off);
+    if (count == 0 || run == 0) return;
+    size_t run_bytes = run * elem;
+    char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        if (is_put)
+            strided_copy(remote, dst * (ptrdiff_t)elem, source, sst * (ptrdiff_t)elem, count, run_bytes);
+        else
+            strided_copy(dest, dst * (ptrdiff_t)elem, remote, sst * (ptrdiff_t)elem, count, run_bytes);
+        return;
+    }
+    for (size_t k = 0; k < count; k++) {
+        ptrdiff_t sym_k = (ptrdiff_t)k * sym_stride * (ptrdiff_t)elem;
+        shoal_status_t st;
+        if (is_put)
+            st = shoal_rt.transport->put(pe, seg, (size_t)((ptrdiff_t)off + sym_k),
+                                         (const char *)source + (ptrdiff_t)k * sst * (ptrdiff_t)elem, run_bytes);
+        else
+            st = shoal_rt.transport->get(pe, seg, (size_t)((ptrdiff_t)off + sym_k),
+                                         (char *)dest + (ptrdiff_t)k * dst * (ptrdiff_t)elem, run_bytes);
+        if (st != SHOAL_OK) transfer_error(call, pe, st);
+    }
+}
+
+void shoal_api_iput(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                    size_t nelems, size_t elem, int pe, const char *call)
+{
+    strided_transfer(1, ctx, dest, source, dst, sst, 1, nelems, elem, pe, call);
+}
+
+void shoal_api_iget(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                    size_t nelems, size_t elem, int pe, const char *call)
+{
+    strided_transfer(0, ctx, dest, source, dst, sst, 1, nelems, elem, pe, call);
+}
+
+void shoal_api_ibput(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                     size_t bsize, size_t nblocks, size_t elem, int pe, const char *call)
+{
+    strided_transfer(1, ctx, dest, source, dst, sst, bsize, nblocks, elem, pe, call);
+}
+
+void shoal_api_ibget(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                     size_t bsize, size_t nblocks, size_t elem, int pe, const char *call)
+{
+    strided_transfer(0, ctx, dest, source, dst, sst, bsize, nblocks, elem, pe, call);
+}

@@ -1,0 +1,139 @@
+/* setup.c: initialisation, finalisation and the query calls. */
+#include <shmem.h>
+#include <shmemx.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/check.h"
+#include "sync/barrier.h"
+#include "util/log.h"
+
+static void print_start_info(void)
+{
+    if (shoal_rt.my_pe != 0) return;
+    if (shoal_rt.config.print_version)
+        printf("Shoal %s (OpenSHMEM %d.%d)\n", SHOAL_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+    if (shoal_rt.config.print_info) {
+        for (size_t i = 0; i < shoal_config_var_count; i++) {
+            const struct shoal_config_var *v = &shoal_config_vars[i];
+            const char *env = getenv(v->name);
+            printf("%-22s %-10s %s%s\n", v->name, env ? env : v->default_value, v->help,
+                   env ? " (from environment)" : "");
+        }
+    }
+    fflush(stdout);
+}
+
+int shmem_init_thread(int requested, int *provided)
+{
+    static const char *call = "shmem_init_thread";
+    if (shoal_rt.initialized) {
+        if (provided) *provided = shoal_rt.thread_level;
+        return 0;
+    }
+    if (shoal_rt.finalized) shoal_api_fail(call, "cannot initialise again after shmem_finalize");
+    if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE)
+        shoal_api_fail(call, "thread level %d is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE (%d..%d)",
+                       requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
+    char err[512] = "";
+    shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
+    if (st != SHOAL_OK) shoal_api_fail(call, "start-up failed: %s", err[0] ? err : shoal_status_str(st));
+    shoal_barrier_init();
+    print_start_info();
+    if (provided) *provided = shoal_rt.thread_level;
+    return 0;
+}
+
+void shmem_init(void)
+{
+    int provided;
+    shmem_init_thread(SHMEM_THREAD_SINGLE, &provided);
+}
+
+void shmem_query_thread(int *provided)
+{
+    shoal_check_init("shmem_query_thread");
+    if (provided) *provided = shoal_rt.thread_level;
+}
+
+int shmem_query_initialized(void) { return shoal_rt.initialized; }
+
+void shmem_finalize(void)
+{
+    if (!shoal_rt.initialized) {
+        if (shoal_rt.finalized) return; /* a second finalize has nothing left to do */
+        shoal_api_fail_uninitialized("shmem_finalize");
+    }
+    shoal_runtime_finalize();
+}
+
+void shmem_global_exit(int status)
+{
+    char reason[64];
+    snprintf(reason, sizeof reason, "called shmem_global_exit(%d)", status);
+    fflush(stdout);
+    fflush(stderr);
+    shoal_runtime_abort(status, reason);
+}
+
+int shmem_my_pe(void)
+{
+    shoal_check_init("shmem_my_pe");
+    return shoal_rt.my_pe;
+}
+
+int shmem_n_pes(void)
+{
+    shoal_check_init("shmem_n_pes");
+    return shoal_rt.n_pes;
+}
+
+int shmem_pe_accessible(int pe)
+{
+    shoal_check_init("shmem_pe_accessible");
+    return pe >= 0 && pe < shoal_rt.n_pes;
+}
+
+int shmem_addr_accessible(const void *addr, int pe)
+{
+    shoal_check_init("shmem_addr_accessible");
+    size_t off;
+    return pe >= 0 && pe < shoal_rt.n_pes && shoal_route_segment(addr, 1, &off) >= 0;
+}
+
+void *shmem_ptr(const void *dest, int pe)
+{
+    shoal_check_init("shmem_ptr");
+    size_t off;
+    if (pe < 0 || pe >= shoal_rt.n_pes) return NULL;
+    int seg = shoal_route_segment(dest, 0, &off);
+    if (seg < 0 || off == shoal_rt.seg_size[seg]) return NULL;
+    return shoal_route_direct(seg, off, pe);
+}
+
+void shmem_info_get_version(int *major, int *minor)
+{
+    if (major) *major = SHMEM_MAJOR_VERSION;
+    if (minor) *minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char *name)
+{
+    if (!name) return;
+    strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
+    name[SHMEM_MAX_NAME_LEN - 1] = '\0';
+}
+
+/* Profiling control: Shoal has no built-in profiler, so levels only matter
+ * to tools interposing the pshmem_ names; the level is accepted as given. */
+void shmem_pcontrol(int level, ...) { (void)level; }
+
+double shmemx_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

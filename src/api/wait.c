@@ -1,0 +1,85 @@
+/* wait.c: the byte-based wait/test entry points (wait_api.h): checks, then
+ * the wait core in src/sync. */
+#include "api/wait_api.h"
+
+#include "api/check.h"
+#include "sync/wait.h"
+
+static struct shoal_scalar scalar_of(shoal_kind_t kind)
+{
+    return (struct shoal_scalar){.size = kind / 2u, .is_signed = (int)(kind & 1u)};
+}
+
+static struct shoal_scalar check_wait(const char *call, const void *ivars, size_t nelems, shoal_kind_t kind,
+                                      int cmp)
+{
+    shoal_check_init(call);
+    struct shoal_scalar t = scalar_of(kind);
+    if (SHOAL_UNLIKELY(!shoal_cmp_valid(cmp)))
+        shoal_api_fail(call, "comparison %d is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE (%d to %d)", cmp,
+                       SHMEM_CMP_EQ, SHMEM_CMP_LE);
+    size_t off, bytes = shoal_check_bytes(call, nelems, t.size);
+    if (nelems) shoal_check_symmetric(call, "ivars", ivars, bytes, &off);
+    return t;
+}
+
+void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
+{
+    struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    shoal_wait_scalar(t, ivar, cmp, shoal_scalar_read(t, value));
+}
+
+int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
+{
+    struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    return shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
+}
+
+static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *indices, const int *status,
+                       shoal_kind_t kind, int cmp, const void *value, const void *values,
+                       enum shoal_wait_mode mode, int blocking)
+{
+    struct shoal_scalar t = check_wait(call, ivars, nelems, kind, cmp);
+    if (SHOAL_UNLIKELY(mode == SHOAL_WAIT_SOME && nelems && !indices))
+        shoal_api_fail(call, "indices is a null pointer");
+    uint64_t scalar = values ? 0 : shoal_scalar_read(t, value);
+    return shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking);
+}
+
+void shoal_api_wait_until_all(void *ivars, size_t nelems, const int *status, shoal_kind_t kind, int cmp,
+                              const void *value, const void *values, const char *call)
+{
+    wait_set(call, ivars, nelems, NULL, status, kind, cmp, value, values, SHOAL_WAIT_ALL, 1);
+}
+
+size_t shoal_api_wait_until_any(void *ivars, size_t nelems, const int *status, shoal_kind_t kind, int cmp,
+                                const void *value, const void *values, const char *call)
+{
+    return wait_set(call, ivars, nelems, NULL, status, kind, cmp, value, values, SHOAL_WAIT_ANY, 1);
+}
+
+size_t shoal_api_wait_until_some(void *ivars, size_t nelems, size_t *indices, const int *status,
+                                 shoal_kind_t kind, int cmp, const void *value, const void *values,
+                                 const char *call)
+{
+    return wait_set(call, ivars, nelems, indices, status, kind, cmp, value, values, SHOAL_WAIT_SOME, 1);
+}
+
+int shoal_api_test_all(void *ivars, size_t nelems, const int *status, shoal_kind_t kind, int cmp,
+                       const void *value, const void *values, const char *call)
+{
+    return (int)wait_set(call, ivars, nelems, NULL, status, kind, cmp, value, values, SHOAL_WAIT_ALL, 0);
+}
+
+size_t shoal_api_test_any(void *ivars, size_t nelems, const int *status, shoal_kind_t kind, int cmp,
+                          const void *value, const void *values, const char *call)
+{
+    return wait_set(call, ivars, nelems, NULL, status, kind, cmp, value, values, SHOAL_WAIT_ANY, 0);
+}
+
+size_t shoal_api_test_some(void *ivars, size_t nelems, size_t *indices, const int *status,
+                           shoal_kind_t kind, int cmp, const void *value, const void *values,
+                           const char *call)
+{
+    return wait_set(call, ivars, nelems, indices, status, kind, cmp, value, values, SHOAL_WAIT_SOME, 0);
+}

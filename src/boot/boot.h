@@ -1,0 +1,51 @@
+/* boot.h: the bootstrap seam. It tells a PE its rank and the job size and
+ * exchanges small blobs (addresses, keys) and, between PEs of one host,
+ * file descriptors. It never carries user data.
+ *
+ * Implementations: "launcher" (oshrun's private socketpair, fd in
+ * SHOAL_BOOT_FD) and "single" (a program started without a launcher runs
+ * as a one-PE job). PMI/PMIx and TCP rendezvous come later behind the same
+ * table. */
+#ifndef SHOAL_BOOT_BOOT_H
+#define SHOAL_BOOT_BOOT_H
+
+#include <stddef.h>
+
+#include "util/status.h"
+
+typedef struct shoal_boot shoal_boot_t;
+
+struct shoal_boot_ops {
+    const char *name;
+    /* Every PE contributes len bytes; recv receives len * size bytes in rank
+     * order. len must be equal on all PEs. len 0 makes a barrier. */
+    shoal_status_t (*allgather)(shoal_boot_t *boot, const void *send, size_t len, void *recv);
+    /* Every PE of this host contributes nfds descriptors; recv_fds receives
+     * nfds * size descriptors in rank order (this PE's own are duplicates).
+     * The caller owns and closes the received descriptors. */
+    shoal_status_t (*allgather_fds)(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds);
+    shoal_status_t (*barrier)(shoal_boot_t *boot);
+    /* Tells the launcher this PE finished cleanly (called by shmem_finalize). */
+    shoal_status_t (*finalize)(shoal_boot_t *boot);
+    /* Asks the launcher to end the whole job with status and a one-line
+     * reason, then exits this process. Does not return. */
+    void (*abort)(shoal_boot_t *boot, int status, const char *reason) __attribute__((noreturn));
+    void (*close)(shoal_boot_t *boot);
+};
+
+struct shoal_boot {
+    const struct shoal_boot_ops *ops;
+    int rank;
+    int size;
+    void *impl;
+};
+
+/* Chooses the bootstrap from the environment (SHOAL_BOOT_FD set by oshrun,
+ * else single-PE) and connects. */
+shoal_status_t shoal_boot_open(shoal_boot_t **out);
+
+/* Internal constructors, used by shoal_boot_open and by unit tests. */
+shoal_status_t shoal_boot_open_launcher(int fd, int rank, int size, shoal_boot_t **out);
+shoal_status_t shoal_boot_open_single(shoal_boot_t **out);
+
+#endif

@@ -1,0 +1,40 @@
+/* route.h: symmetric address translation, inlined into every operation.
+ * A local symmetric address is (segment, offset); the same offset in the
+ * peer's segment is the remote address. Routing resolves a peer once: a
+ * direct peer gets a pointer, others go through the transport table. */
+#ifndef SHOAL_CORE_ROUTE_H
+#define SHOAL_CORE_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/runtime.h"
+
+/* Finds the segment holding [addr, addr+len). Returns the segment id, or -1
+ * when the range is not entirely inside one symmetric segment. */
+static inline int shoal_route_segment(const void *addr, size_t len, size_t *offset)
+{
+    uintptr_t a = (uintptr_t)addr;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        uintptr_t off = a - shoal_rt.seg_start[s];
+        if (off < shoal_rt.seg_size[s] && len <= shoal_rt.seg_size[s] - off) {
+            *offset = off;
+            return s;
+        }
+    }
+    /* Zero-length ranges may sit exactly at a segment's end. */
+    if (len == 0)
+        for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+            if (a == shoal_rt.seg_start[s] + shoal_rt.seg_size[s]) { *offset = shoal_rt.seg_size[s]; return s; }
+    return -1;
+}
+
+/* The direct address of addr on pe, or NULL if pe is not load/store
+ * reachable. Caller has checked pe and the segment. */
+static inline void *shoal_route_direct(int seg, size_t offset, int pe)
+{
+    const struct shoal_peer *peer = &shoal_rt.peers[pe];
+    return peer->direct ? peer->base[seg] + offset : NULL;
+}
+
+#endif

@@ -1,0 +1,106 @@
+/* runtime.c: bring-up and tear-down of a PE. Order matters: configuration,
+ * bootstrap, segments, transports (which map the peers' segments), then one
+ * bootstrap barrier so no PE writes into a peer that has not mapped yet. */
+#include "core/runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+struct shoal_runtime shoal_rt = {.my_pe = -1, .heap_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const char *fmt, const char *what)
+{
+    snprintf(err, errlen, fmt, what, shoal_status_str(st));
+    return st;
+}
+
+shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen)
+{
+    struct shoal_runtime *rt = &shoal_rt;
+    shoal_status_t st = shoal_config_load(&rt->config, NULL, err, errlen);
+    if (st != SHOAL_OK) return st;
+    if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
+    if (strcmp(rt->config.transport, "shm") != 0) {
+        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not built in (available: shm)", rt->config.transport);
+        return SHOAL_ERR_INVAL;
+    }
+
+    st = shoal_boot_open(&rt->boot);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
+    rt->my_pe = rt->boot->rank;
+    rt->n_pes = rt->boot->size;
+    shoal_log_set_pe(rt->my_pe);
+    /* The host path takes no lock, so every level is provided as asked. */
+    rt->thread_level = requested_thread_level;
+
+    size_t heap_bytes = rt->config.symmetric_size;
+    if (heap_bytes > SIZE_MAX - SHOAL_INTERNAL_AREA) {
+        snprintf(err, errlen, "SHMEM_SYMMETRIC_SIZE=%zu is too large", heap_bytes);
+        return SHOAL_ERR_RANGE;
+    }
+    st = shoal_segment_create_heap(heap_bytes + SHOAL_INTERNAL_AREA, &rt->seg[SHOAL_SEG_HEAP]);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s: %s", "symmetric heap");
+    st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
+    if (st != SHOAL_OK) {
+        /* Without it globals are not remotely accessible; heap objects still are. */
+        shoal_warn("heap", "static data could not be made symmetric (%s); only heap objects are remotely accessible",
+                   shoal_status_str(st));
+        rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
+    }
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        rt->seg_start[s] = (uintptr_t)rt->seg[s].base;
+        rt->seg_size[s] = rt->seg[s].size;
+    }
+    rt->internal = rt->seg[SHOAL_SEG_HEAP].base;
+
+    rt->peers = calloc((size_t)rt->n_pes, sizeof *rt->peers);
+    if (!rt->peers) return fail(SHOAL_ERR_NOMEM, err, errlen, "cannot allocate the %s table: %s", "peer");
+    rt->transport = &shoal_transport_shm;
+    rt->transport_setup = (struct shoal_transport_setup){
+        .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .peers = rt->peers,
+        .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
+    st = rt->transport->init(&rt->transport_setup);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", rt->transport->name);
+
+    st = shoal_alloc_create(rt->seg[SHOAL_SEG_HEAP].size - SHOAL_INTERNAL_AREA, &rt->alloc);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s allocator: %s", "heap");
+
+    st = rt->boot->ops->barrier(rt->boot);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "the start-up %s failed: %s", "barrier");
+    rt->initialized = 1;
+    return SHOAL_OK;
+}
+
+void shoal_runtime_finalize(void)
+{
+    struct shoal_runtime *rt = &shoal_rt;
+    rt->transport->quiet();
+    /* Every PE must be done with every peer before anyone unmaps. */
+    rt->boot->ops->barrier(rt->boot);
+    rt->initialized = 0;
+    rt->finalized = 1;
+    rt->transport->fini(&rt->transport_setup);
+    shoal_alloc_destroy(rt->alloc);
+    rt->alloc = NULL;
+    shoal_segment_destroy_heap(&rt->seg[SHOAL_SEG_HEAP]);
+    shoal_segment_release_static(&rt->seg[SHOAL_SEG_DATA]);
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) rt->seg_start[s] = 0, rt->seg_size[s] = 0;
+    free(rt->peers);
+    rt->peers = NULL;
+    rt->boot->ops->finalize(rt->boot);
+    rt->boot->ops->close(rt->boot);
+    rt->boot = NULL;
+}
+
+void shoal_runtime_abort(int status, const char *reason)
+{
+    if (shoal_rt.boot) shoal_rt.boot->ops->abort(shoal_rt.boot, status, reason);
+    /* No bootstrap yet (or any more): say it here and leave. */
+    if (reason && *reason) shoal_log_write(SHOAL_LOG_ERROR, NULL, "%s", reason);
+    _exit(status);
+}

@@ -1,0 +1,51 @@
+/* runtime.h: the one runtime root. Everything a PE knows about the job lives
+ * in shoal_rt; it is written only by init/finalize (and the allocator under
+ * heap_lock), so the communication fast path reads it without locks.
+ *
+ * Heap layout: [0, SHOAL_INTERNAL_AREA) is the runtime's own symmetric area
+ * (barrier flags and the like); the allocator manages the rest. */
+#ifndef SHOAL_CORE_RUNTIME_H
+#define SHOAL_CORE_RUNTIME_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/boot.h"
+#include "heap/alloc.h"
+#include "heap/segment.h"
+#include "transport/transport.h"
+#include "util/config.h"
+
+#define SHOAL_INTERNAL_AREA (64 * 1024)
+
+struct shoal_runtime {
+    int initialized;  /* 1 from the end of init to the start of finalize */
+    int finalized;
+    int thread_level;
+    int my_pe;
+    int n_pes;
+    struct shoal_config config;
+    shoal_boot_t *boot;
+    shoal_segment_t seg[SHOAL_SEG_COUNT];  /* this PE's heap and static data */
+    uintptr_t seg_start[SHOAL_SEG_COUNT];   /* copies of seg[].base for translation */
+    size_t seg_size[SHOAL_SEG_COUNT];
+    struct shoal_peer *peers;               /* n_pes entries */
+    const struct shoal_transport_ops *transport;
+    struct shoal_transport_setup transport_setup;
+    shoal_alloc_t *alloc;                   /* manages heap [SHOAL_INTERNAL_AREA, size) */
+    pthread_mutex_t heap_lock;
+    char *internal;                         /* this PE's internal area */
+};
+
+extern struct shoal_runtime shoal_rt;
+
+/* Brings up the runtime: config, bootstrap, segments, transports, first
+ * barrier. On failure writes one line to err and returns the status. */
+shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen);
+/* Quiets, barriers and tears down; the static segment stays mapped. */
+void shoal_runtime_finalize(void);
+/* Ends the whole job: tells the launcher, then exits. */
+void shoal_runtime_abort(int status, const char *reason) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,16 @@
+/* backoff.c: the spin budget of waits. */
+#include "sync/backoff.h"
+
+#include <unistd.h>
+
+unsigned long shoal_backoff_spin = 4096;
+
+void shoal_backoff_configure(long configured_spin, int local_pes)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (configured_spin < 0) configured_spin = 0;
+    /* With more PEs than cores the peer we wait for may need our core:
+     * spinning only delays it. */
+    if (cores > 0 && local_pes > cores && configured_spin > 64) configured_spin = 64;
+    shoal_backoff_spin = (unsigned long)configured_spin;
+}

@@ -1,0 +1,50 @@
+/* backoff.h: how a PE waits. It spins (cheap, lowest latency when every PE
+ * has a core), then yields, then sleeps with growing pauses so that more PEs
+ * than cores (8 PEs on 2 cores) still make progress. The spin budget comes
+ * from SHMEM_WAIT_SPIN and shrinks when the host is oversubscribed. */
+#ifndef SHOAL_SYNC_BACKOFF_H
+#define SHOAL_SYNC_BACKOFF_H
+
+#include <sched.h>
+#include <time.h>
+
+struct shoal_backoff {
+    unsigned long polls;
+};
+
+/* Polls spent spinning before yielding; set at start-up. */
+extern unsigned long shoal_backoff_spin;
+
+static inline void shoal_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#define SHOAL_BACKOFF_YIELDS 256ul
+#define SHOAL_BACKOFF_MAX_SLEEP_NS 100000l
+
+static inline void shoal_backoff_wait(struct shoal_backoff *b)
+{
+    unsigned long n = b->polls++;
+    if (n < shoal_backoff_spin) {
+        shoal_cpu_relax();
+    } else if (n < shoal_backoff_spin + SHOAL_BACKOFF_YIELDS) {
+        sched_yield();
+    } else {
+        unsigned long k = n - shoal_backoff_spin - SHOAL_BACKOFF_YIELDS;
+        long ns = 1000l << (k < 7 ? k : 7);
+        if (ns > SHOAL_BACKOFF_MAX_SLEEP_NS) ns = SHOAL_BACKOFF_MAX_SLEEP_NS;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Chooses the spin budget from the setting and the number of PEs sharing
+ * this host's cores. */
+void shoal_backoff_configure(long configured_spin, int local_pes);
+
+#endif

@@ -1,0 +1,114 @@
+/* shm.c: the same-host transport. Every PE hands its segments' memfds to the
+ * others through the bootstrap; each PE maps every peer's heap and static
+ * data once at start-up, so afterwards a put is a memcpy into the peer's
+ * mapping and an atomic is a CPU atomic on it: no system call, no copy
+ * through a bounce buffer.
+ *
+ * Invariants: after init, peers[pe].base[s] maps the same bytes as PE pe's
+ * own segment s (for pe == my_pe it is the segment itself), and every peer
+ * is direct. Segment sizes are equal on all PEs (checked). */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap/segment.h"
+#include "transport/transport.h"
+#include "util/log.h"
+
+/* The setup the runtime handed to init; the table's put/get read peers from it. */
+static struct shoal_transport_setup *shm_setup;
+
+struct shm_segment_info {
+    uint64_t size[SHOAL_SEG_COUNT];
+};
+
+static shoal_status_t shm_init(struct shoal_transport_setup *setup)
+{
+    const int n = setup->n_pes;
+    struct shm_segment_info mine, *all = calloc((size_t)n, sizeof *all);
+    int *fds = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *fds);
+    int my_fds[SHOAL_SEG_COUNT];
+    shoal_status_t st = SHOAL_ERR_NOMEM;
+    shm_setup = setup;
+    if (!all || !fds) goto out;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        mine.size[s] = setup->local[s]->size;
+        my_fds[s] = setup->local[s]->fd;
+    }
+    st = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
+    if (st != SHOAL_OK) goto out;
+    for (int pe = 0; pe < n; pe++)
+        for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+            if (all[pe].size[s] != mine.size[s]) {
+                shoal_error("shm", "PE %d has a %s segment of %llu bytes, this PE %llu: every PE must run "
+                            "the same program with the same SHMEM_SYMMETRIC_SIZE",
+                            pe, s == SHOAL_SEG_HEAP ? "heap" : "static data",
+                            (unsigned long long)all[pe].size[s], (unsigned long long)mine.size[s]);
+                st = SHOAL_ERR_INVAL;
+                goto out;
+            }
+    st = setup->boot->ops->allgather_fds(setup->boot, my_fds, SHOAL_SEG_COUNT, fds);
+    if (st != SHOAL_OK) goto out;
+    for (int pe = 0; pe < n && st == SHOAL_OK; pe++) {
+        struct shoal_peer *peer = &setup->peers[pe];
+        for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+            if (pe == setup->my_pe || mine.size[s] == 0) {
+                peer->base[s] = setup->local[s]->base;
+                continue;
+            }
+            st = shoal_segment_map_peer(fds[pe * SHOAL_SEG_COUNT + s], mine.size[s], &peer->base[s]);
+            if (st != SHOAL_OK) break;
+        }
+        peer->direct = 1;
+    }
+out:
+    if (fds)
+        for (int i = 0; i < n * SHOAL_SEG_COUNT; i++)
+            if (fds[i] > 2) close(fds[i]);
+    free(fds);
+    free(all);
+    return st;
+}
+
+static void shm_fini(struct shoal_transport_setup *setup)
+{
+    for (int pe = 0; pe < setup->n_pes; pe++) {
+        struct shoal_peer *peer = &setup->peers[pe];
+        if (pe != setup->my_pe)
+            for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+                if (peer->base[s] && peer->base[s] != setup->local[s]->base)
+                    shoal_segment_unmap_peer(peer->base[s], setup->local[s]->size);
+        memset(peer, 0, sizeof *peer);
+    }
+}
+
+/* The table entries below serve callers that go through the seam rather than
+ * the inlined direct path (tests, forced routing); they do the same thing. */
+static shoal_status_t shm_put(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len)
+{
+    memcpy(shm_setup->peers[pe].base[seg] + offset, src, len);
+    return SHOAL_OK;
+}
+
+static shoal_status_t shm_get(int pe, enum shoal_segment_id seg, size_t offset, void *dst, size_t len)
+{
+    memcpy(dst, shm_setup->peers[pe].base[seg] + offset, len);
+    return SHOAL_OK;
+}
+
+/* Stores to mapped peers are globally visible once they leave this core;
+ * a full fence orders them, including glibc's non-temporal memcpy stores. */
+static void shm_fence(void) { atomic_thread_fence(memory_order_seq_cst); }
+static void shm_quiet(void) { atomic_thread_fence(memory_order_seq_cst); }
+
+const struct shoal_transport_ops shoal_transport_shm = {
+    .name = "shm",
+    .init = shm_init,
+    .put = shm_put,
+    .get = shm_get,
+    .fence = shm_fence,
+    .quiet = shm_quiet,
+    .fini = shm_fini,
+};

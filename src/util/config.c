@@ -1,0 +1,138 @@
+/* config.c: the configuration table and its parsers. */
+#include "util/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FIELD(f) offsetof(struct shoal_config, f)
+
+const struct shoal_config_var shoal_config_vars[] = {
+    {"SHMEM_SYMMETRIC_SIZE", SHOAL_CONFIG_SIZE, "1G",
+     "Bytes of symmetric heap per PE (suffixes K, M, G, T). Reserved lazily: untouched pages cost no memory.",
+     FIELD(symmetric_size)},
+    {"SHMEM_DEBUG", SHOAL_CONFIG_BOOL, "0",
+     "Enable expensive consistency checks and debug logging.", FIELD(debug)},
+    {"SHMEM_VERSION", SHOAL_CONFIG_BOOL, "0", "Print the library version at start-up (PE 0).",
+     FIELD(print_version)},
+    {"SHMEM_INFO", SHOAL_CONFIG_BOOL, "0", "Print the configuration in force at start-up (PE 0).",
+     FIELD(print_info)},
+    {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "4096",
+     "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
+    {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "shm",
+     "Transport for peers on this host (only 'shm' is built in).", FIELD(transport)},
+};
+const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
+
+shoal_status_t shoal_parse_size(const char *text, size_t *out)
+{
+    if (!text) return SHOAL_ERR_INVAL;
+    while (isspace((unsigned char)*text)) text++;
+    if (!isdigit((unsigned char)*text)) return SHOAL_ERR_INVAL;
+    errno = 0;
+    char *end;
+    unsigned long long whole = strtoull(text, &end, 10);
+    if (errno) return SHOAL_ERR_RANGE;
+    double frac = 0.0;
+    if (*end == '.') {
+        const char *p = end + 1;
+        double scale = 0.1;
+        if (!isdigit((unsigned char)*p)) return SHOAL_ERR_INVAL;
+        while (isdigit((unsigned char)*p)) { frac += (*p - '0') * scale; scale /= 10; p++; }
+        end = (char *)p;
+    }
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (*end == 'i' || *end == 'I')) end++;
+    if (shift && (*end == 'b' || *end == 'B')) end++;
+    else if (!shift && (*end == 'b' || *end == 'B')) end++;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return SHOAL_ERR_INVAL;
+    if (frac != 0.0 && shift == 0) return SHOAL_ERR_INVAL;
+    if (shift && whole > (SIZE_MAX >> shift)) return SHOAL_ERR_RANGE;
+    size_t value = (size_t)whole << shift;
+    size_t extra = (size_t)(frac * (double)((size_t)1 << shift));
+    if (value > SIZE_MAX - extra) return SHOAL_ERR_RANGE;
+    *out = value + extra;
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_parse_bool(const char *text, int *out)
+{
+    static const char *const yes[] = {"1", "y", "yes", "true", "on"};
+    static const char *const no[] = {"0", "n", "no", "false", "off", ""};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        if (!strcasecmp(text, yes[i])) { *out = 1; return SHOAL_OK; }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        if (!strcasecmp(text, no[i])) { *out = 0; return SHOAL_OK; }
+    return SHOAL_ERR_INVAL;
+}
+
+shoal_status_t shoal_parse_int(const char *text, long *out)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*text)) return SHOAL_ERR_INVAL;
+    long v = strtol(text, &end, 10);
+    if (errno) return SHOAL_ERR_RANGE;
+    if (*end) return SHOAL_ERR_INVAL;
+    *out = v;
+    return SHOAL_OK;
+}
+
+static shoal_status_t set_value(struct shoal_config *cfg, const struct shoal_config_var *var,
+                                const char *text)
+{
+    char *field = (char *)cfg + var->offset;
+    switch (var->type) {
+    case SHOAL_CONFIG_SIZE: return shoal_parse_size(text, (size_t *)field);
+    case SHOAL_CONFIG_BOOL: return shoal_parse_bool(text, (int *)field);
+    case SHOAL_CONFIG_INT: return shoal_parse_int(text, (long *)field);
+    case SHOAL_CONFIG_STRING: *(const char **)field = text; return SHOAL_OK;
+    }
+    return SHOAL_ERR_INVAL;
+}
+
+static const char *type_hint(shoal_config_type_t type)
+{
+    switch (type) {
+    case SHOAL_CONFIG_SIZE: return "a size such as 512M or 2G";
+    case SHOAL_CONFIG_BOOL: return "0 or 1";
+    case SHOAL_CONFIG_INT: return "a non-negative integer";
+    case SHOAL_CONFIG_STRING: return "a string";
+    }
+    return "?";
+}
+
+shoal_status_t shoal_config_load(struct shoal_config *cfg, shoal_config_source_t *sources,
+                                 char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < shoal_config_var_count; i++) {
+        const struct shoal_config_var *var = &shoal_config_vars[i];
+        if (set_value(cfg, var, var->default_value) != SHOAL_OK) {
+            snprintf(err, errlen, "internal: bad default %s=%s", var->name, var->default_value);
+            return SHOAL_ERR_INVAL;
+        }
+        const char *env = getenv(var->name);
+        if (sources) sources[i] = env ? SHOAL_CONFIG_FROM_ENV : SHOAL_CONFIG_FROM_DEFAULT;
+        if (!env) continue;
+        shoal_status_t st = set_value(cfg, var, env);
+        if (st != SHOAL_OK) {
+            snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, env,
+                     type_hint(var->type));
+            return st;
+        }
+    }
+    return SHOAL_OK;
+}

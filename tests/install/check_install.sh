@@ -1,0 +1,30 @@
+#!/bin/sh
+# check_install.sh BUILD_DIR: installs the build into a fresh prefix and
+# builds a program against it three ways (oshcc, pkg-config,
+# find_package(Shoal)), then runs each under the installed oshrun.
+set -e
+build=${1:?usage: check_install.sh BUILD_DIR}
+src=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+. "$prefix/bin/set_env.sh"
+for f in bin/oshrun bin/oshcc bin/set_env.sh include/shmem.h include/shmemx.h include/shoal/rma_gen.h \
+         lib/libshoal.so lib/libshoal.a lib/pkgconfig/shoal.pc lib/cmake/Shoal/ShoalConfig.cmake; do
+    [ -e "$prefix/$f" ] || { echo "install: missing $f"; exit 1; }
+done
+
+oshcc -O2 -o "$work/with_oshcc" "$src/consumer/consumer.c"
+oshrun -n 2 --timeout 30 "$work/with_oshcc" | grep -q "consumer ok on 2 PEs"
+echo "install: oshcc ok"
+
+cc -O2 -o "$work/with_pkgconfig" "$src/consumer/consumer.c" $(pkg-config --cflags --libs shoal)
+oshrun -n 2 --timeout 30 "$work/with_pkgconfig" | grep -q "consumer ok on 2 PEs"
+echo "install: pkg-config ok"
+
+cmake -S "$src/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+oshrun -n 2 --timeout 30 "$work/cmake-build/consumer" | grep -q "consumer ok on 2 PEs"
+oshrun -n 2 --timeout 30 "$work/cmake-build/consumer_static" | grep -q "consumer ok on 2 PEs"
+echo "install: find_package(Shoal) ok (shared and static)"
