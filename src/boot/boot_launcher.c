@@ -1,0 +1,188 @@
+/* boot_launcher.c: the PE side of oshrun's bootstrap. One blocking request
+ * and reply at a time over the private socket oshrun passed in
+ * SHOAL_BOOT_FD (protocol in wire.h). A closed connection means the
+ * launcher is gone: SHOAL_ERR_CLOSED, and the caller exits. */
+#include "boot/boot.h"
+#include "boot/wire.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct launcher {
+    int sock;
+    int finalized;
+};
+
+static shoal_status_t report(shoal_status_t st, const char *what)
+{
+    if (st == SHOAL_ERR_SYS)
+        shoal_error("boot", "%s: %s", what, strerror(errno));
+    else if (st != SHOAL_OK)
+        shoal_error("boot", "%s: %s", what, shoal_status_str(st));
+    return st;
+}
+
+/* Sends one ALLGATHER and waits for its result; out holds the reply. */
+static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *blob, size_t len, const int *fds,
+                               int nfds, struct shoal_wire_msg *out)
+{
+    struct launcher *l = boot->impl;
+    unsigned char kbuf[4];
+    struct iovec iov[2];
+    shoal_status_t st;
+    if (l->finalized) return report(SHOAL_ERR_INVAL, "bootstrap used after finalize");
+    shoal_wire_encode_gather_kind(kbuf, kind);
+    iov[0].iov_base = kbuf;
+    iov[0].iov_len = sizeof kbuf;
+    iov[1].iov_base = (void *)blob;
+    iov[1].iov_len = len;
+    st = shoal_wire_send(l->sock, SHOAL_WIRE_ALLGATHER, iov, len ? 2 : 1, fds, nfds);
+    if (st != SHOAL_OK) return report(st, "sending allgather to oshrun");
+    st = shoal_wire_recv(l->sock, out);
+    if (st != SHOAL_OK) return report(st, "waiting for oshrun's allgather result");
+    if (out->type != SHOAL_WIRE_ALLGATHER_RESULT || out->len != len * (size_t)boot->size ||
+        out->nfds != nfds * boot->size) {
+        shoal_error("boot", "unexpected reply from oshrun: %s with %zu bytes and %d fds "
+                    "(expected ALLGATHER_RESULT with %zu bytes and %d fds)",
+                    shoal_wire_type_name(out->type), out->len, out->nfds, len * (size_t)boot->size,
+                    nfds * boot->size);
+        shoal_wire_msg_release(out);
+        return SHOAL_ERR_PROTO;
+    }
+    return SHOAL_OK;
+}
+
+static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, size_t len, void *recv)
+{
+    struct shoal_wire_msg msg;
+    shoal_status_t st;
+    if (len && (!send || !recv)) return SHOAL_ERR_INVAL;
+    if (len > SHOAL_WIRE_MAX_PAYLOAD / (size_t)boot->size) return report(SHOAL_ERR_RANGE, "allgather too large");
+    st = exchange(boot, len ? SHOAL_WIRE_GATHER_BLOB : SHOAL_WIRE_GATHER_BARRIER, send, len, NULL, 0, &msg);
+    if (st != SHOAL_OK) return st;
+    if (msg.len) memcpy(recv, msg.payload, msg.len);
+    shoal_wire_msg_release(&msg);
+    return SHOAL_OK;
+}
+
+static shoal_status_t launcher_allgather_fds(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds)
+{
+    struct shoal_wire_msg msg;
+    shoal_status_t st;
+    if (nfds < 0 || (nfds && (!fds || !recv_fds))) return SHOAL_ERR_INVAL;
+    if ((uint32_t)nfds > SHOAL_WIRE_MAX_FDS / (uint32_t)boot->size)
+        return report(SHOAL_ERR_RANGE, "allgather_fds: too many descriptors");
+    st = exchange(boot, SHOAL_WIRE_GATHER_FDS, NULL, 0, fds, nfds, &msg);
+    if (st != SHOAL_OK) return st;
+    if (msg.nfds) memcpy(recv_fds, msg.fds, (size_t)msg.nfds * sizeof(int));
+    free(msg.fds); /* the descriptors now belong to the caller */
+    msg.fds = NULL;
+    msg.nfds = 0;
+    shoal_wire_msg_release(&msg);
+    return SHOAL_OK;
+}
+
+static shoal_status_t launcher_barrier(shoal_boot_t *boot)
+{
+    struct shoal_wire_msg msg;
+    shoal_status_t st = exchange(boot, SHOAL_WIRE_GATHER_BARRIER, NULL, 0, NULL, 0, &msg);
+    if (st == SHOAL_OK) shoal_wire_msg_release(&msg);
+    return st;
+}
+
+static shoal_status_t launcher_finalize(shoal_boot_t *boot)
+{
+    struct launcher *l = boot->impl;
+    struct shoal_wire_msg msg;
+    shoal_status_t st;
+    if (l->finalized) return SHOAL_OK;
+    st = shoal_wire_send(l->sock, SHOAL_WIRE_FINALIZE, NULL, 0, NULL, 0);
+    if (st != SHOAL_OK) return report(st, "sending finalize to oshrun");
+    st = shoal_wire_recv(l->sock, &msg);
+    if (st != SHOAL_OK) return report(st, "waiting for oshrun's finalize acknowledgement");
+    if (msg.type != SHOAL_WIRE_FINALIZE_ACK) {
+        shoal_error("boot", "unexpected reply from oshrun: %s (expected FINALIZE_ACK)", shoal_wire_type_name(msg.type));
+        shoal_wire_msg_release(&msg);
+        return SHOAL_ERR_PROTO;
+    }
+    shoal_wire_msg_release(&msg);
+    l->finalized = 1;
+    return SHOAL_OK;
+}
+
+static void __attribute__((noreturn)) launcher_abort(shoal_boot_t *boot, int status, const char *reason)
+{
+    struct launcher *l = boot->impl;
+    unsigned char buf[4 + SHOAL_WIRE_MAX_REASON];
+    struct iovec iov = {.iov_base = buf, .iov_len = shoal_wire_encode_abort(buf, status, reason)};
+    /* The launcher reads the ABORT before it looks at how we exited. */
+    if (shoal_wire_send(l->sock, SHOAL_WIRE_ABORT, &iov, 1, NULL, 0) != SHOAL_OK && reason && *reason)
+        fprintf(stderr, "shoal: PE %d: %s\n", boot->rank, reason);
+    fflush(NULL);
+    _exit(status);
+}
+
+static void launcher_close(shoal_boot_t *boot)
+{
+    struct launcher *l = boot->impl;
+    close(l->sock);
+    free(l);
+    free(boot);
+}
+
+static const struct shoal_boot_ops launcher_ops = {
+    .name = "launcher",
+    .allgather = launcher_allgather,
+    .allgather_fds = launcher_allgather_fds,
+    .barrier = launcher_barrier,
+    .finalize = launcher_finalize,
+    .abort = launcher_abort,
+    .close = launcher_close,
+};
+
+shoal_status_t shoal_boot_open_launcher(int fd, int rank, int size, shoal_boot_t **out)
+{
+    struct shoal_wire_hello hello;
+    unsigned char buf[SHOAL_WIRE_HELLO_SIZE];
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
+    shoal_boot_t *boot;
+    struct launcher *l;
+    shoal_status_t st;
+    if (fd < 0 || size <= 0 || rank < 0 || rank >= size || !out) return SHOAL_ERR_INVAL;
+    /* Our programs' own children must not inherit the bootstrap socket. */
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        shoal_error("boot", "SHOAL_BOOT_FD=%d is not an open descriptor: %s", fd, strerror(errno));
+        return SHOAL_ERR_SYS;
+    }
+    boot = calloc(1, sizeof *boot);
+    l = calloc(1, sizeof *l);
+    if (!boot || !l) {
+        free(boot);
+        free(l);
+        return SHOAL_ERR_NOMEM;
+    }
+    l->sock = fd;
+    boot->ops = &launcher_ops;
+    boot->rank = rank;
+    boot->size = size;
+    boot->impl = l;
+    hello.rank = (uint32_t)rank;
+    hello.size = (uint32_t)size;
+    hello.pid = (uint32_t)getpid();
+    shoal_wire_encode_hello(buf, &hello);
+    st = shoal_wire_send(fd, SHOAL_WIRE_HELLO, &iov, 1, NULL, 0);
+    if (st != SHOAL_OK) {
+        report(st, "saying hello to oshrun");
+        free(l);
+        free(boot);
+        return st;
+    }
+    *out = boot;
+    return SHOAL_OK;
+}

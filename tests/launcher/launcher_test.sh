@@ -1,0 +1,275 @@
+#!/bin/sh
+# launcher_test.sh CASE OSHRUN BOOT_PE: one oshrun behaviour per CASE.
+# Exit 0 pass, 1 fail, 77 skip. Every job carries a unique tag in its
+# arguments so the test can prove no process of the job outlives it.
+case_name=${1:?usage: launcher_test.sh CASE OSHRUN BOOT_PE}
+OSHRUN=${2:?}
+PE=${3:?}
+tag="shoal-launcher-test-$$-$case_name"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-launcher.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM HUP
+failures=0
+
+fail() {
+    echo "FAIL [$case_name]: $*" >&2
+    failures=$((failures + 1))
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# run ARGS...: runs oshrun; sets rc, elapsed (ms); output in $dir/out, $dir/err.
+run() {
+    t0=$(now_ms)
+    "$OSHRUN" "$@" >"$dir/out" 2>"$dir/err"
+    rc=$?
+    elapsed=$(($(now_ms) - t0))
+}
+
+expect_rc() {
+    [ "$rc" = "$1" ] || fail "exit status $rc, want $1 (stderr: $(cat "$dir/err"))"
+}
+
+# expect_err_line REGEX: stderr is exactly one line matching REGEX.
+expect_err_line() {
+    lines=$(grep -c '' "$dir/err")
+    [ "$lines" = 1 ] || fail "stderr has $lines lines, want 1: $(cat "$dir/err")"
+    grep -Eq "$1" "$dir/err" || fail "stderr '$(cat "$dir/err")' does not match '$1'"
+}
+
+expect_within() {
+    [ "$elapsed" -le "$1" ] || fail "took ${elapsed} ms, want at most $1 ms"
+}
+
+# Processes whose command line holds the tag (zombies have none).
+tagged_pids() {
+    for f in /proc/[0-9]*/cmdline; do
+        c=$({ tr '\0' ' ' <"$f"; } 2>/dev/null) || continue
+        case "$c" in *"$tag"*) p=${f#/proc/}; echo "${p%/cmdline}" ;; esac
+    done
+}
+
+# expect_no_leftovers: within 1 s no process of the job remains.
+expect_no_leftovers() {
+    i=0
+    while [ $i -lt 10 ]; do
+        left=$(tagged_pids)
+        [ -z "$left" ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "processes of the job remain: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; echo " (pid $p)"; done)"
+    for p in $left; do kill -9 "$p" 2>/dev/null; done
+}
+
+case $case_name in
+pe_sigkill)
+    # Required: a PE SIGKILLed mid-job. The others ignore SIGTERM and have
+    # grandchildren, so the SIGKILL escalation and group kill are exercised.
+    run -n 4 "$PE" kill 1 noterm "$tag"
+    expect_rc 137
+    expect_err_line '^oshrun: PE 1 \(pid [0-9]+\) killed by signal SIGKILL \(9\); stopping the other 3 PEs$'
+    expect_within 2000
+    expect_no_leftovers
+    ;;
+pe_sigkill_term)
+    run -n 2 "$PE" kill 0 "$tag"
+    expect_rc 137
+    expect_err_line '^oshrun: PE 0 \(pid [0-9]+\) killed by signal SIGKILL \(9\); stopping the other 1 PE$'
+    expect_within 1500
+    expect_no_leftovers
+    ;;
+pe_segv)
+    run -n 3 sh -c 'if [ "$SHOAL_RANK" = 2 ]; then kill -SEGV $$; fi; sleep 30' "$tag"
+    expect_rc 139
+    expect_err_line '^oshrun: PE 2 \(pid [0-9]+\) killed by signal SIGSEGV \(11\); stopping the other 2 PEs$'
+    expect_within 2000
+    expect_no_leftovers
+    ;;
+exit_status)
+    run -n 4 "$PE" exit 2 3 "$tag"
+    expect_rc 3
+    expect_err_line '^oshrun: PE 2 \(pid [0-9]+\) exited with status 3; stopping the other 3 PEs$'
+    expect_within 2000
+    expect_no_leftovers
+    run -n 2 false
+    expect_rc 1
+    grep -Eq '^oshrun: PE [01] \(pid [0-9]+\) exited with status 1' "$dir/err" || fail "false: $(cat "$dir/err")"
+    ;;
+no_finalize)
+    run -n 2 "$PE" nofinalize 1 "$tag"
+    expect_rc 1
+    expect_err_line '^oshrun: PE 1 \(pid [0-9]+\) exited without calling shmem_finalize; stopping the other 1 PE$'
+    expect_no_leftovers
+    ;;
+abort)
+    run -n 4 "$PE" abort 2 5 "" "$tag"
+    expect_rc 5
+    expect_err_line '^oshrun: PE 2 called shmem_global_exit\(5\); stopping the other 3 PEs$'
+    expect_no_leftovers
+    run -n 2 "$PE" abort 1 7 "shmem_putmem: PE 9 is out of range" "$tag"
+    expect_rc 7
+    expect_err_line '^oshrun: PE 1: shmem_putmem: PE 9 is out of range; stopping the other 1 PE$'
+    expect_no_leftovers
+    # 256 would wrap to 0 as an exit status: a failed job never returns 0.
+    run -n 2 "$PE" abort 1 256 "" "$tag"
+    expect_rc 1
+    expect_err_line '^oshrun: PE 1 called shmem_global_exit\(256\); stopping the other 1 PE$'
+    run -n 1 "$PE" abort 0 3 "" "$tag"
+    expect_rc 3
+    expect_err_line '^oshrun: PE 0 called shmem_global_exit\(3\)$'
+    ;;
+timeout)
+    run -n 3 --timeout 1 "$PE" sleep "$tag"
+    expect_rc 124
+    expect_err_line '^oshrun: job timed out after 1 second; stopping 3 PEs$'
+    [ "$elapsed" -ge 1000 ] || fail "timed out after only $elapsed ms"
+    expect_within 2500
+    expect_no_leftovers
+    # A job that finishes in time is not affected.
+    run -n 2 --timeout 30 "$PE" hello "$tag"
+    expect_rc 0
+    ;;
+tag_output)
+    run -n 2 --tag-output sh -c 'echo out$SHOAL_RANK; echo err$SHOAL_RANK >&2; printf "partial$SHOAL_RANK"' "$tag"
+    expect_rc 0
+    for r in 0 1; do
+        grep -qx "\[PE $r\] out$r" "$dir/out" || fail "stdout lacks '[PE $r] out$r': $(cat "$dir/out")"
+        grep -qx "\[PE $r\] partial$r" "$dir/out" || fail "stdout lacks '[PE $r] partial$r': $(cat "$dir/out")"
+        grep -qx "\[PE $r\] err$r" "$dir/err" || fail "stderr lacks '[PE $r] err$r': $(cat "$dir/err")"
+    done
+    [ "$(grep -c '' "$dir/out")" = 4 ] || fail "stdout should have 4 lines: $(cat "$dir/out")"
+    # Without the option, output is not touched.
+    run -n 2 sh -c 'echo plain'
+    [ "$(cat "$dir/out")" = "$(printf 'plain\nplain')" ] || fail "untagged output: $(cat "$dir/out")"
+    ;;
+gather_*)
+    n=${case_name#gather_}
+    run -n "$n" "$PE" gather 6 3 "$tag"
+    expect_rc 0
+    [ -s "$dir/err" ] && fail "stderr: $(cat "$dir/err")"
+    ;;
+many_fds)
+    # More than 250 descriptors per PE: they travel in follow-up messages.
+    run -n 2 "$PE" gather 1 260 "$tag"
+    [ "$rc" = 77 ] && exit 77
+    expect_rc 0
+    [ -s "$dir/err" ] && fail "stderr: $(cat "$dir/err")"
+    ;;
+hello)
+    run -n 3 --tag-output "$PE" hello "$tag"
+    expect_rc 0
+    for r in 0 1 2; do
+        grep -qx "\[PE $r\] rank $r size 3 boot launcher" "$dir/out" || fail "PE $r: $(cat "$dir/out")"
+    done
+    ;;
+single)
+    "$PE" hello "$tag" >"$dir/out" 2>&1 || fail "hello without oshrun: $(cat "$dir/out")"
+    grep -qx 'rank 0 size 1 boot single' "$dir/out" || fail "single: $(cat "$dir/out")"
+    "$PE" gather 4 3 "$tag" || fail "gather without oshrun"
+    ;;
+non_shmem)
+    run -n 2 true
+    expect_rc 0
+    [ -s "$dir/err" ] && fail "stderr: $(cat "$dir/err")"
+    [ -s "$dir/out" ] && fail "stdout: $(cat "$dir/out")"
+    ;;
+private_fds)
+    # Each PE holds what the launcher was given plus its own socket only:
+    # no other PE's socket, no launcher pipe.
+    base=$(sh -c 'ls /proc/$$/fd' | sort | tr '\n' ' ')
+    run -n 4 --tag-output sh -c 'echo "boot $SHOAL_BOOT_FD"; ls /proc/$$/fd' "$tag"
+    expect_rc 0
+    for r in 0 1 2 3; do
+        boot=$(sed -n "s/^\[PE $r\] boot //p" "$dir/out")
+        [ -n "$boot" ] || fail "PE $r has no SHOAL_BOOT_FD"
+        got=$(sed -n "s/^\[PE $r\] //p" "$dir/out" | grep -v '^boot ' | grep -vx "$boot" | sort | tr '\n' ' ')
+        [ "$got" = "$base" ] || fail "PE $r has descriptors '$got' besides its socket $boot, want '$base'"
+    done
+    ;;
+mismatch)
+    run -n 3 "$PE" mismatch "$tag"
+    expect_rc 1
+    expect_err_line '^oshrun: collective mismatch: PE [0-9] called allgather with (8|16) bytes .*; stopping 3 PEs$'
+    expect_no_leftovers
+    run -n 2 "$PE" early "$tag"
+    expect_rc 1
+    expect_err_line '^oshrun: PE 1 is waiting in barrier, but PE 0 has (called shmem_finalize|exited); the job cannot continue; stopping [12] PEs?$'
+    expect_no_leftovers
+    ;;
+forward)
+    "$OSHRUN" -n 2 "$PE" usr1 "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until grep -q ready "$dir/out" || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -USR1 $pid
+    wait $pid
+    rc=$?
+    expect_rc 0
+    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until [ "$(tagged_pids | wc -l)" -ge 3 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 0.2
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    expect_rc 143
+    expect_err_line '^oshrun: PE [0-2] \(pid [0-9]+\) killed by signal SIGTERM \(15\)'
+    expect_no_leftovers
+    ;;
+launcher_killed)
+    # A SIGKILLed launcher takes its PEs with it (PR_SET_PDEATHSIG).
+    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until [ "$(tagged_pids | wc -l)" -ge 4 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    [ "$(tagged_pids | wc -l)" -ge 4 ] || fail "the PEs did not start"
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    expect_no_leftovers
+    ;;
+not_found)
+    run -n 2 ./no-such-program-"$tag"
+    expect_rc 127
+    expect_err_line "^oshrun: cannot execute '\./no-such-program-$tag': No such file or directory$"
+    run -n 2 /dev/null
+    expect_rc 126
+    ;;
+bad_args)
+    check_bad() {
+        want=$1
+        shift
+        run "$@"
+        expect_rc 2
+        head -n 1 "$dir/err" | grep -Fqx "$want" || fail "'$*': got '$(head -n 1 "$dir/err")', want '$want'"
+        [ -s "$dir/out" ] && fail "'$*' wrote to stdout"
+    }
+    check_bad "oshrun: -n needs a positive number of PEs, got 'x'" -n x true
+    check_bad "oshrun: -n needs a positive number of PEs, got '0'" -n 0 true
+    check_bad "oshrun: -n needs a positive number of PEs, got '-3'" -n -3 true
+    check_bad "oshrun: -np needs a positive number of PEs, got '2x'" -np 2x true
+    check_bad "oshrun: -n needs a positive number of PEs" -n
+    check_bad "oshrun: -n 5000: at most 4096 PEs can run on one host" -n 5000 true
+    check_bad "oshrun: --timeout needs a positive whole number of seconds (at most 31536000), got 'soon'" -n 1 --timeout soon true
+    check_bad "oshrun: unknown option '--frobnicate'" -n 1 --frobnicate true
+    check_bad "oshrun: no program to run" -n 2
+    check_bad "oshrun: the number of PEs is missing: use -n N" true
+    run --help
+    expect_rc 0
+    grep -q '^Usage: oshrun -n N' "$dir/out" || fail "--help: $(cat "$dir/out")"
+    run --version
+    expect_rc 0
+    grep -Eq '^oshrun \(Shoal\) [0-9]+\.[0-9]+' "$dir/out" || fail "--version: $(cat "$dir/out")"
+    # Options after the program belong to the program.
+    run -np 1 sh -c 'echo "$*"' sh -n 3 --help
+    expect_rc 0
+    [ "$(cat "$dir/out")" = "-n 3 --help" ] || fail "program arguments: $(cat "$dir/out")"
+    ;;
+*)
+    echo "unknown case $case_name" >&2
+    exit 1
+    ;;
+esac
+[ $failures = 0 ] || exit 1
+exit 0

@@ -1,0 +1,28 @@
+/* args.h: oshrun's command line, parsed by a pure function (no I/O, no
+ * exit, no globals) so it can be unit-tested and fuzzed. */
+#ifndef OSHRUN_ARGS_H
+#define OSHRUN_ARGS_H
+
+#include <stddef.h>
+
+#define OSHRUN_MAX_PES 4096
+#define OSHRUN_MAX_TIMEOUT 31536000L /* one year, in seconds */
+
+struct oshrun_options {
+    int npes;
+    int tag_output;
+    long timeout_s;  /* 0: no time limit */
+    int prog_index;  /* argv[prog_index] is the program, the rest its arguments */
+};
+
+enum oshrun_parse {
+    OSHRUN_PARSE_RUN,
+    OSHRUN_PARSE_HELP,
+    OSHRUN_PARSE_VERSION,
+    OSHRUN_PARSE_ERROR /* err holds one line (no "oshrun: " prefix, no newline) */
+};
+
+enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_options *opt, char *err,
+                                    size_t errlen);
+
+#endif

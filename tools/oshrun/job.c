@@ -1,0 +1,276 @@
+/* job.c: oshrun's event loop. One poll() over a signalfd (SIGCHLD and the
+ * forwarded signals), each PE's bootstrap socket and, with --tag-output,
+ * its output pipes. The first failure decides the exit status and stops
+ * the other PEs: SIGTERM to each process group, SIGKILL half a second
+ * later. After the last PE is reaped its group is killed too, so
+ * grandchildren do not outlive the job. */
+#include "oshrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KILL_GRACE_S 0.5
+#define OUTPUT_DRAIN_S 1.0
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+double oshrun_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGSYS: return "SIGSYS";
+    }
+    return "signal";
+}
+
+void oshrun_signal_all(struct oshrun_job *job, int sig)
+{
+    for (int r = 0; r < job->npes; r++) {
+        pid_t pid = job->pes[r].pid;
+        if (!job->pes[r].running) continue;
+        /* A PE that left its group (setsid, job control) is signalled itself too. */
+        if (kill(-pid, sig) != 0 || getpgid(pid) != pid) kill(pid, sig);
+    }
+}
+
+void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    int others = 0;
+    if (job->failed) return;
+    job->failed = 1;
+    job->status = status;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    for (int r = 0; r < job->npes; r++)
+        if (job->pes[r].running && r != culprit) others++;
+    if (others == 0)
+        fprintf(stderr, "oshrun: %s\n", what);
+    else
+        fprintf(stderr, "oshrun: %s; stopping %s%d PE%s\n", what, culprit >= 0 ? "the other " : "", others,
+                others == 1 ? "" : "s");
+    fflush(stderr);
+    oshrun_signal_all(job, SIGTERM);
+    job->kill_at = oshrun_now() + KILL_GRACE_S;
+}
+
+static struct oshrun_pe *find_pe(struct oshrun_job *job, pid_t pid)
+{
+    for (int r = 0; r < job->npes; r++)
+        if (job->pes[r].running && job->pes[r].pid == pid) return &job->pes[r];
+    return NULL;
+}
+
+static void on_exit_status(struct oshrun_job *job, struct oshrun_pe *pe, int ws)
+{
+    /* Messages sent before the exit (ABORT, FINALIZE) are judged first. */
+    oshrun_serve(job, pe);
+    pe->running = 0;
+    job->running--;
+    kill(-pe->pid, SIGKILL); /* whatever the PE left behind in its group */
+    if (job->failed) return;
+    if (WIFSIGNALED(ws)) {
+        int sig = WTERMSIG(ws);
+        oshrun_fail(job, 128 + sig, pe->rank, "PE %d (pid %d) killed by signal %s (%d)", pe->rank, (int)pe->pid,
+                    signal_name(sig), sig);
+    } else if (WEXITSTATUS(ws) != 0) {
+        oshrun_fail(job, WEXITSTATUS(ws), pe->rank, "PE %d (pid %d) exited with status %d", pe->rank, (int)pe->pid,
+                    WEXITSTATUS(ws));
+    } else if (pe->hello && !pe->finalized) {
+        oshrun_fail(job, 1, pe->rank, "PE %d (pid %d) exited without calling shmem_finalize", pe->rank,
+                    (int)pe->pid);
+    } else {
+        oshrun_check_stuck(job);
+    }
+}
+
+static void reap(struct oshrun_job *job)
+{
+    for (;;) {
+        int ws;
+        pid_t pid = waitpid(-1, &ws, WNOHANG);
+        if (pid <= 0) return;
+        struct oshrun_pe *pe = find_pe(job, pid);
+        if (pe) on_exit_status(job, pe, ws);
+    }
+}
+
+static void on_signals(struct oshrun_job *job)
+{
+    struct signalfd_siginfo si;
+    while (read(job->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
+            reap(job);
+            continue;
+        }
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+            /* A second request to stop is not asked politely. */
+            if (++job->term_signals > 1) sig = SIGKILL;
+        }
+        oshrun_signal_all(job, sig);
+    }
+    reap(job); /* SIGCHLD coalesces; never miss an exit */
+}
+
+static int output_open(const struct oshrun_job *job)
+{
+    for (int r = 0; r < job->npes; r++)
+        if (job->pes[r].out.fd >= 0 || job->pes[r].err.fd >= 0) return 1;
+    return 0;
+}
+
+static void on_timers(struct oshrun_job *job, double now)
+{
+    if (job->deadline && now >= job->deadline && !job->failed) {
+        job->deadline = 0;
+        oshrun_fail(job, 124, -1, "job timed out after %ld second%s", job->opt->timeout_s,
+                    job->opt->timeout_s == 1 ? "" : "s");
+    }
+    if (job->kill_at && now >= job->kill_at) {
+        job->kill_at = 0;
+        oshrun_signal_all(job, SIGKILL);
+    }
+}
+
+static int poll_timeout_ms(const struct oshrun_job *job, double now, double drain_until)
+{
+    double next = -1;
+    if (job->deadline) next = job->deadline;
+    if (job->kill_at && (next < 0 || job->kill_at < next)) next = job->kill_at;
+    if (job->running == 0 && (next < 0 || drain_until < next)) next = drain_until;
+    if (next < 0) return -1;
+    double ms = (next - now) * 1000.0 + 1.0;
+    return ms < 0 ? 0 : ms > 1e6 ? 1000000 : (int)ms;
+}
+
+static void loop(struct oshrun_job *job, struct pollfd *pfd)
+{
+    double drain_until = 0;
+    for (;;) {
+        double now = oshrun_now();
+        on_timers(job, now);
+        if (job->running == 0) {
+            if (drain_until == 0) drain_until = now + OUTPUT_DRAIN_S;
+            if (!output_open(job) || now >= drain_until) return;
+        }
+        int n = 0;
+        pfd[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        for (int r = 0; r < job->npes; r++) {
+            struct oshrun_pe *pe = &job->pes[r];
+            pfd[n++] = (struct pollfd){.fd = pe->sock, .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = pe->out.fd, .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = pe->err.fd, .events = POLLIN};
+        }
+        int ready = poll(pfd, (nfds_t)n, poll_timeout_ms(job, now, drain_until));
+        if (ready < 0 && errno != EINTR) {
+            oshrun_fail(job, 1, -1, "poll: %s", strerror(errno));
+            oshrun_signal_all(job, SIGKILL);
+            return;
+        }
+        if (ready <= 0) continue;
+        for (int r = 0; r < job->npes; r++) {
+            struct oshrun_pe *pe = &job->pes[r];
+            struct pollfd *p = &pfd[1 + 3 * r];
+            if (p[0].revents && pe->sock >= 0) oshrun_serve(job, pe);
+            if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, r);
+            if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, r);
+        }
+        if (pfd[0].revents) on_signals(job);
+    }
+}
+
+/* Makes sure 0, 1 and 2 are open so no socket or pipe lands on them. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return;
+}
+
+int oshrun_run(const struct oshrun_options *opt, char *const argv[])
+{
+    struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .self = getpid(), .sigfd = -1};
+    struct pollfd *pfd = NULL;
+    sigset_t mask, old;
+
+    hold_std_fds();
+    signal(SIGPIPE, SIG_IGN);
+    job.pes = calloc((size_t)job.npes, sizeof *job.pes);
+    pfd = calloc(1 + 3 * (size_t)job.npes, sizeof *pfd);
+    if (!job.pes || !pfd) {
+        fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
+        free(job.pes);
+        free(pfd);
+        return 1;
+    }
+    for (int r = 0; r < job.npes; r++) {
+        struct oshrun_pe *pe = &job.pes[r];
+        pe->rank = r;
+        pe->sock = -1;
+        shoal_wire_reader_init(&pe->reader);
+        oshrun_stream_init(&pe->out, -1, STDOUT_FILENO);
+        oshrun_stream_init(&pe->err, -1, STDERR_FILENO);
+    }
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) sigaddset(&mask, forwarded[i]);
+    sigprocmask(SIG_BLOCK, &mask, &old);
+    job.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (job.sigfd < 0) {
+        fprintf(stderr, "oshrun: signalfd: %s\n", strerror(errno));
+        job.status = 1;
+        goto out;
+    }
+    if (opt->timeout_s) job.deadline = oshrun_now() + (double)opt->timeout_s;
+    oshrun_spawn(&job); /* on failure, job.failed is set and started PEs are being killed */
+    loop(&job, pfd);
+out:
+    for (int r = 0; r < job.npes; r++) {
+        struct oshrun_pe *pe = &job.pes[r];
+        oshrun_stream_close(&pe->out, r);
+        oshrun_stream_close(&pe->err, r);
+        if (pe->sock >= 0) close(pe->sock);
+        shoal_wire_reader_reset(&pe->reader);
+    }
+    oshrun_gather_release(&job);
+    if (job.sigfd >= 0) close(job.sigfd);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(job.pes);
+    free(pfd);
+    return job.status;
+}

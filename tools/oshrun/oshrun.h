@@ -1,0 +1,92 @@
+/* oshrun.h: the launcher's job state, shared by its files:
+ *   main.c    entry point, --help, --version
+ *   args.c    command line (pure)
+ *   spawn.c   fork/exec of the PEs
+ *   job.c     event loop: signals, exits, timeouts, stopping the job
+ *   serve.c   the bootstrap protocol (allgather, finalize, abort)
+ *   output.c  --tag-output line prefixing
+ *
+ * Invariants: every descriptor the launcher holds is close-on-exec; a PE
+ * is its own process group (pgid == pid) and is always signalled by group;
+ * job->status is set once, by the first failure (oshrun_fail). */
+#ifndef OSHRUN_OSHRUN_H
+#define OSHRUN_OSHRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "args.h"
+#include "boot/wire.h"
+
+struct oshrun_stream {
+    int fd;     /* read end of the PE's stdout/stderr pipe, -1 when closed */
+    int target; /* launcher's STDOUT_FILENO or STDERR_FILENO */
+    char *buf;
+    size_t len, cap;
+};
+
+struct oshrun_pe {
+    int rank;
+    pid_t pid;
+    int running;   /* not yet reaped */
+    int sock;      /* launcher end of the private socket, -1 when closed */
+    int hello;     /* the PE is a SHMEM program (sent HELLO) */
+    int finalized; /* sent FINALIZE */
+    struct shoal_wire_reader reader;
+    struct oshrun_stream out, err;
+    int contributed; /* its part of the current allgather is in `gather` */
+    struct shoal_wire_msg gather;
+};
+
+struct oshrun_job {
+    const struct oshrun_options *opt;
+    char *const *argv; /* program and its arguments, NULL-terminated */
+    int npes;
+    struct oshrun_pe *pes;
+    int running;
+    pid_t self;
+    int sigfd;
+
+    int failed; /* the job is being stopped */
+    int status; /* exit status of oshrun */
+    double kill_at;   /* when SIGKILL follows SIGTERM; 0 when not pending */
+    double deadline;  /* --timeout; 0 when none */
+    int term_signals; /* terminating signals received from outside */
+
+    /* current allgather */
+    int ngathered;
+    int gather_first; /* rank of the first contributor */
+    uint32_t gather_kind;
+    size_t gather_len;
+    int gather_nfds;
+};
+
+double oshrun_now(void);
+
+/* Records the first failure: prints "oshrun: <what>; stopping ..." and
+ * starts stopping the PEs still running (SIGTERM, SIGKILL 0.5 s later).
+ * culprit is the PE the failure is about (-1: none), left out of the count. */
+void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void oshrun_signal_all(struct oshrun_job *job, int sig);
+
+/* Starts all PEs. Returns 0, or the status to exit with (message printed,
+ * PEs already started are being stopped). */
+int oshrun_spawn(struct oshrun_job *job);
+
+/* Reads and handles what the PE sent; closes pe->sock at end of stream. */
+void oshrun_serve(struct oshrun_job *job, struct oshrun_pe *pe);
+/* Fails the job when a pending allgather can no longer complete. */
+void oshrun_check_stuck(struct oshrun_job *job);
+void oshrun_gather_release(struct oshrun_job *job);
+
+void oshrun_stream_init(struct oshrun_stream *s, int fd, int target);
+/* Reads what is available; writes out complete lines with the PE prefix. */
+void oshrun_stream_read(struct oshrun_stream *s, int rank);
+/* Writes out a partial last line and closes the pipe. */
+void oshrun_stream_close(struct oshrun_stream *s, int rank);
+
+int oshrun_run(const struct oshrun_options *opt, char *const argv[]);
+
+#endif

@@ -1,0 +1,180 @@
+/* serve.c: the launcher side of the bootstrap protocol (boot/wire.h).
+ * An allgather is answered when every PE has contributed; contributions
+ * must agree on kind, blob length and descriptor count, and a PE that
+ * breaks the protocol ends the job with a line that names it. */
+#include "oshrun.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void oshrun_gather_release(struct oshrun_job *job)
+{
+    for (int r = 0; r < job->npes; r++) {
+        if (job->pes[r].contributed) shoal_wire_msg_release(&job->pes[r].gather);
+        job->pes[r].contributed = 0;
+    }
+    job->ngathered = 0;
+}
+
+static void protocol_error(struct oshrun_job *job, struct oshrun_pe *pe, const char *what)
+{
+    oshrun_fail(job, 1, -1, "PE %d (pid %d) broke the bootstrap protocol: %s", pe->rank, (int)pe->pid, what);
+}
+
+/* Every PE contributed: send each the blobs and descriptors in rank order. */
+static void deliver(struct oshrun_job *job)
+{
+    size_t len = job->gather_len, total = len * (size_t)job->npes;
+    size_t nfds = (size_t)job->gather_nfds * (size_t)job->npes;
+    unsigned char *blobs = NULL;
+    int *fds = NULL;
+    if (total > SHOAL_WIRE_MAX_PAYLOAD || nfds > SHOAL_WIRE_MAX_FDS) {
+        oshrun_fail(job, 1, -1, "%s of %zu bytes and %d descriptors per PE is too large for %d PEs",
+                    shoal_wire_gather_name(job->gather_kind), len, job->gather_nfds, job->npes);
+        return;
+    }
+    if ((total && !(blobs = malloc(total))) || (nfds && !(fds = malloc(nfds * sizeof *fds)))) {
+        free(blobs);
+        oshrun_fail(job, 1, -1, "out of memory serving %s", shoal_wire_gather_name(job->gather_kind));
+        return;
+    }
+    for (int r = 0; r < job->npes; r++) {
+        const struct shoal_wire_msg *m = &job->pes[r].gather;
+        if (len) memcpy(blobs + (size_t)r * len, m->payload + 4, len);
+        if (job->gather_nfds) memcpy(fds + (size_t)r * (size_t)job->gather_nfds, m->fds, (size_t)job->gather_nfds * sizeof *fds);
+    }
+    struct iovec iov = {.iov_base = blobs, .iov_len = total};
+    for (int r = 0; r < job->npes; r++) {
+        struct oshrun_pe *pe = &job->pes[r];
+        if (pe->sock < 0) continue;
+        shoal_status_t st = shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, fds, (int)nfds);
+        /* A PE that went away is reported when it is reaped. */
+        if (st != SHOAL_OK && st != SHOAL_ERR_CLOSED)
+            oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", r, shoal_wire_gather_name(job->gather_kind),
+                        st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
+    }
+    free(blobs);
+    free(fds);
+    oshrun_gather_release(job); /* closes the launcher's copies */
+}
+
+static void on_gather(struct oshrun_job *job, struct oshrun_pe *pe, struct shoal_wire_msg *msg)
+{
+    uint32_t kind;
+    const unsigned char *blob;
+    size_t len;
+    if (shoal_wire_decode_gather(msg->payload, msg->len, &kind, &blob, &len) != SHOAL_OK) {
+        protocol_error(job, pe, "malformed ALLGATHER");
+        return;
+    }
+    if (pe->contributed) {
+        protocol_error(job, pe, "a second ALLGATHER before the first was answered");
+        return;
+    }
+    if (job->ngathered == 0) {
+        job->gather_first = pe->rank;
+        job->gather_kind = kind;
+        job->gather_len = len;
+        job->gather_nfds = msg->nfds;
+    } else if (kind != job->gather_kind || len != job->gather_len || msg->nfds != job->gather_nfds) {
+        oshrun_fail(job, 1, -1,
+                    "collective mismatch: PE %d called %s with %zu bytes and %d descriptors, "
+                    "but PE %d called %s with %zu bytes and %d descriptors",
+                    pe->rank, shoal_wire_gather_name(kind), len, msg->nfds, job->gather_first,
+                    shoal_wire_gather_name(job->gather_kind), job->gather_len, job->gather_nfds);
+        return;
+    }
+    pe->gather = *msg;
+    memset(msg, 0, sizeof *msg);
+    pe->contributed = 1;
+    if (++job->ngathered == job->npes)
+        deliver(job);
+    else
+        oshrun_check_stuck(job);
+}
+
+static void on_message(struct oshrun_job *job, struct oshrun_pe *pe, struct shoal_wire_msg *msg)
+{
+    struct shoal_wire_hello hello;
+    char reason[SHOAL_WIRE_MAX_REASON + 1];
+    int status;
+    if (msg->type != SHOAL_WIRE_HELLO && !pe->hello) {
+        protocol_error(job, pe, "a message before HELLO");
+        return;
+    }
+    switch (msg->type) {
+    case SHOAL_WIRE_HELLO:
+        if (pe->hello || shoal_wire_decode_hello(msg->payload, msg->len, &hello) != SHOAL_OK) {
+            protocol_error(job, pe, "bad or repeated HELLO");
+        } else if (hello.rank != (uint32_t)pe->rank || hello.size != (uint32_t)job->npes) {
+            oshrun_fail(job, 1, -1, "PE %d (pid %d) says it is PE %u of %u, but it was started as PE %d of %d",
+                        pe->rank, (int)pe->pid, hello.rank, hello.size, pe->rank, job->npes);
+        } else {
+            pe->hello = 1;
+        }
+        break;
+    case SHOAL_WIRE_ALLGATHER:
+        if (pe->finalized)
+            protocol_error(job, pe, "ALLGATHER after FINALIZE");
+        else
+            on_gather(job, pe, msg);
+        break;
+    case SHOAL_WIRE_FINALIZE:
+        pe->finalized = 1;
+        if (shoal_wire_send(pe->sock, SHOAL_WIRE_FINALIZE_ACK, NULL, 0, NULL, 0) == SHOAL_ERR_SYS)
+            oshrun_fail(job, 1, -1, "cannot acknowledge PE %d's finalize: %s", pe->rank, strerror(errno));
+        oshrun_check_stuck(job);
+        break;
+    case SHOAL_WIRE_ABORT:
+        if (shoal_wire_decode_abort(msg->payload, msg->len, &status, reason, sizeof reason) != SHOAL_OK) {
+            protocol_error(job, pe, "malformed ABORT");
+            break;
+        }
+        /* Exit statuses are 8 bits; a nonzero status must not become 0. */
+        int code = (status & 0xff) == 0 && status != 0 ? 1 : status & 0xff;
+        if (reason[0])
+            oshrun_fail(job, code, pe->rank, "PE %d: %s", pe->rank, reason);
+        else
+            oshrun_fail(job, code, pe->rank, "PE %d called shmem_global_exit(%d)", pe->rank, status);
+        break;
+    default: protocol_error(job, pe, "unexpected message type"); break;
+    }
+}
+
+void oshrun_serve(struct oshrun_job *job, struct oshrun_pe *pe)
+{
+    while (pe->sock >= 0) {
+        struct shoal_wire_msg msg = {0};
+        int complete = 0;
+        shoal_status_t st = shoal_wire_read(&pe->reader, pe->sock, 0, &msg, &complete);
+        if (st == SHOAL_OK && !complete) return;
+        if (st == SHOAL_OK) {
+            on_message(job, pe, &msg);
+            shoal_wire_msg_release(&msg);
+            continue;
+        }
+        /* End of stream is normal: the PE exited or closed the bootstrap.
+         * How it exited is judged when it is reaped. */
+        if (st == SHOAL_ERR_PROTO) protocol_error(job, pe, "malformed message");
+        else if (st != SHOAL_ERR_CLOSED)
+            oshrun_fail(job, 1, -1, "reading from PE %d: %s", pe->rank,
+                        st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
+        close(pe->sock);
+        pe->sock = -1;
+    }
+}
+
+void oshrun_check_stuck(struct oshrun_job *job)
+{
+    if (job->failed || job->ngathered == 0) return;
+    for (int r = 0; r < job->npes; r++) {
+        const struct oshrun_pe *pe = &job->pes[r];
+        if (pe->contributed || (!pe->finalized && pe->running)) continue;
+        oshrun_fail(job, 1, -1, "PE %d is waiting in %s, but PE %d %s; the job cannot continue", job->gather_first,
+                    shoal_wire_gather_name(job->gather_kind), r,
+                    pe->finalized ? "has called shmem_finalize" : "has exited");
+        return;
+    }
+}

@@ -1,0 +1,142 @@
+/* spawn.c: starts the PEs. Each child gets its own process group, dies
+ * with the launcher (PR_SET_PDEATHSIG), and inherits exactly one bootstrap
+ * socket: every other launcher descriptor is close-on-exec. An exec
+ * failure travels back on a close-on-exec pipe so the launcher can report
+ * it before anything else happens. */
+#include "oshrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const int reset_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE};
+
+struct child_fds {
+    int sock;     /* the PE's end of the socketpair */
+    int out, err; /* write ends of the output pipes, -1 without --tag-output */
+    int report;   /* exec-failure pipe */
+};
+
+static void __attribute__((noreturn)) child_fail(int report, int err)
+{
+    ssize_t w = write(report, &err, sizeof err);
+    (void)w;
+    _exit(127);
+}
+
+/* Runs in the child after fork; the launcher is single-threaded, so libc is safe. */
+static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, int rank, const struct child_fds *c)
+{
+    char num[32];
+    sigset_t none;
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job->self) _exit(127); /* launcher already gone */
+    for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++) signal(reset_signals[i], SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (c->out >= 0 && (dup2(c->out, STDOUT_FILENO) < 0 || dup2(c->err, STDERR_FILENO) < 0))
+        child_fail(c->report, errno);
+    if (rank > 0) { /* only PE 0 reads the launcher's stdin */
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0) child_fail(c->report, errno);
+    }
+    if (fcntl(c->sock, F_SETFD, 0) < 0) child_fail(c->report, errno);
+    snprintf(num, sizeof num, "%d", c->sock);
+    setenv("SHOAL_BOOT_FD", num, 1);
+    snprintf(num, sizeof num, "%d", rank);
+    setenv("SHOAL_RANK", num, 1);
+    snprintf(num, sizeof num, "%d", job->npes);
+    setenv("SHOAL_SIZE", num, 1);
+    execvp(job->argv[0], job->argv);
+    child_fail(c->report, errno);
+}
+
+static void close_if(int *fd)
+{
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+static int set_nonblock(int fd) { return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+/* Starts PE `rank`. Returns 0, or the exit status after printing why. */
+static int spawn_one(struct oshrun_job *job, struct oshrun_pe *pe)
+{
+    int sv[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
+    int child_errno = 0;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
+        (job->opt->tag_output && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))) {
+        fprintf(stderr, "oshrun: cannot set up PE %d: %s\n", pe->rank, strerror(errno));
+        goto fail;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "oshrun: cannot start PE %d: fork: %s\n", pe->rank, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        struct child_fds c = {.sock = sv[1], .out = out[1], .err = err[1], .report = rep[1]};
+        child_exec(job, pe->rank, &c);
+    }
+    setpgid(pid, pid); /* also in the child: whichever runs first wins the race with kill(-pid) */
+    pe->pid = pid;
+    pe->running = 1;
+    job->running++;
+    close_if(&sv[1]);
+    close_if(&out[1]);
+    close_if(&err[1]);
+    close_if(&rep[1]);
+    ssize_t n;
+    do n = read(rep[0], &child_errno, sizeof child_errno);
+    while (n < 0 && errno == EINTR);
+    close_if(&rep[0]);
+    if (n > 0) {
+        fprintf(stderr, "oshrun: cannot execute '%s': %s\n", job->argv[0], strerror(child_errno));
+        close_if(&sv[0]);
+        close_if(&out[0]);
+        close_if(&err[0]);
+        return child_errno == ENOENT ? 127 : 126;
+    }
+    pe->sock = sv[0];
+    set_nonblock(pe->sock);
+    if (job->opt->tag_output) {
+        set_nonblock(out[0]);
+        set_nonblock(err[0]);
+        oshrun_stream_init(&pe->out, out[0], STDOUT_FILENO);
+        oshrun_stream_init(&pe->err, err[0], STDERR_FILENO);
+    }
+    return 0;
+fail:
+    close_if(&sv[0]);
+    close_if(&sv[1]);
+    close_if(&out[0]);
+    close_if(&out[1]);
+    close_if(&err[0]);
+    close_if(&err[1]);
+    close_if(&rep[0]);
+    close_if(&rep[1]);
+    return 1;
+}
+
+int oshrun_spawn(struct oshrun_job *job)
+{
+    for (int r = 0; r < job->npes; r++) {
+        int st = spawn_one(job, &job->pes[r]);
+        if (st != 0) {
+            /* Message already printed; stop whatever started, silently. */
+            job->failed = 1;
+            job->status = st;
+            oshrun_signal_all(job, SIGKILL);
+            return st;
+        }
+    }
+    return 0;
+}
