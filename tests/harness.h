@@ -23,14 +23,19 @@ static int test_pe = -1;
         }                                                                               \
     } while (0)
 
+/* The message is built first and written with one call so lines of
+ * different PEs do not interleave. */
 #define CHECK_MSG(cond, ...)                                                            \
     do {                                                                                \
         if (!(cond)) {                                                                  \
             test_failures++;                                                            \
             if (test_failures <= 20) {                                                  \
-                fprintf(stderr, "FAIL PE %d %s:%d: %s: ", test_pe, __FILE__, __LINE__, #cond); \
-                fprintf(stderr, __VA_ARGS__);                                           \
-                fputc('\n', stderr);                                                    \
+                char test_msg_[512];                                                    \
+                int test_n_ = snprintf(test_msg_, sizeof test_msg_, "FAIL PE %d %s:%d: %s: ", \
+                                       test_pe, __FILE__, __LINE__, #cond);             \
+                if (test_n_ > 0 && (size_t)test_n_ < sizeof test_msg_)                  \
+                    snprintf(test_msg_ + test_n_, sizeof test_msg_ - (size_t)test_n_, __VA_ARGS__); \
+                fprintf(stderr, "%s\n", test_msg_);                                     \
             }                                                                           \
         }                                                                               \
     } while (0)
