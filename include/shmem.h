@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -123,7 +124,16 @@ void shmem_udcflush_line(void *dest);
 
 /* Deprecated set-up names that old programs still call. They are inline so
  * the library exports only shmem_* symbols. */
-static inline void start_pes(int npes) { (void)npes; shmem_init(); }
+/* Programs written for start_pes never call a finalize: the library used to
+ * finalize implicitly at exit, so start_pes registers that. */
+static inline void start_pes(int npes)
+{
+    (void)npes;
+    if (!shmem_query_initialized()) {
+        shmem_init();
+        atexit(shmem_finalize);
+    }
+}
 static inline int _my_pe(void) { return shmem_my_pe(); }
 static inline int _num_pes(void) { return shmem_n_pes(); }
 static inline void *shmalloc(size_t size) { return shmem_malloc(size); }

@@ -10,7 +10,9 @@
 void shoal_api_fail(const char *call, const char *fmt, ...)
 {
     char line[768];
-    int n = snprintf(line, sizeof line, "%s: PE %d: ", call, shoal_rt.boot ? shoal_rt.my_pe : -1);
+    /* The bootstrap's abort (or the runtime, before there is one) prefixes
+     * the PE number, so the line reads "PE n: call: problem". */
+    int n = snprintf(line, sizeof line, "%s: ", call);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);

@@ -10,7 +10,7 @@
 #include "sync/barrier.h"
 #include "util/log.h"
 
-static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base + SHOAL_INTERNAL_AREA; }
+static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
 
 static void report_full(const char *call, size_t size)
 {
@@ -44,11 +44,11 @@ static size_t offset_of_block(const char *call, void *ptr)
 {
     char *base = user_heap_base();
     size_t offset = (size_t)((char *)ptr - base);
-    int inside = (char *)ptr >= base && offset < shoal_rt.seg_size[SHOAL_SEG_HEAP] - SHOAL_INTERNAL_AREA;
+    int inside = (char *)ptr >= base && offset < shoal_rt.internal_offset;
     if (!inside || shoal_alloc_block_size(shoal_rt.alloc, offset) == 0)
         shoal_api_fail(call, "pointer %p was not returned by shmem_malloc/calloc/align/realloc, or was already "
                        "freed (symmetric heap is [%p, %p))",
-                       ptr, (void *)base, (void *)(shoal_rt.seg[SHOAL_SEG_HEAP].base + shoal_rt.seg[SHOAL_SEG_HEAP].size));
+                       ptr, (void *)base, (void *)shoal_rt.internal);
     return offset;
 }
 

@@ -56,7 +56,8 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
         rt->seg_start[s] = (uintptr_t)rt->seg[s].base;
         rt->seg_size[s] = rt->seg[s].size;
     }
-    rt->internal = rt->seg[SHOAL_SEG_HEAP].base;
+    rt->internal_offset = rt->seg[SHOAL_SEG_HEAP].size - SHOAL_INTERNAL_AREA;
+    rt->internal = rt->seg[SHOAL_SEG_HEAP].base + rt->internal_offset;
 
     rt->peers = calloc((size_t)rt->n_pes, sizeof *rt->peers);
     if (!rt->peers) return fail(SHOAL_ERR_NOMEM, err, errlen, "cannot allocate the %s table: %s", "peer");
@@ -67,7 +68,7 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     st = rt->transport->init(&rt->transport_setup);
     if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", rt->transport->name);
 
-    st = shoal_alloc_create(rt->seg[SHOAL_SEG_HEAP].size - SHOAL_INTERNAL_AREA, &rt->alloc);
+    st = shoal_alloc_create(rt->internal_offset, &rt->alloc);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s allocator: %s", "heap");
 
     st = rt->boot->ops->barrier(rt->boot);
@@ -100,7 +101,13 @@ void shoal_runtime_finalize(void)
 void shoal_runtime_abort(int status, const char *reason)
 {
     if (shoal_rt.boot) shoal_rt.boot->ops->abort(shoal_rt.boot, status, reason);
-    /* No bootstrap yet (or any more): say it here and leave. */
-    if (reason && *reason) shoal_log_write(SHOAL_LOG_ERROR, NULL, "%s", reason);
+    /* No bootstrap yet (or any more): say it here and leave. Under oshrun the
+     * rank is known from the environment even before shmem_init. */
+    const char *rank = getenv("SHOAL_RANK");
+    if (shoal_rt.my_pe >= 0)
+        fprintf(stderr, "shoal: PE %d: %s\n", shoal_rt.my_pe, reason ? reason : "");
+    else
+        fprintf(stderr, "shoal: PE %s: %s\n", rank ? rank : "0", reason ? reason : "");
+    fflush(NULL);
     _exit(status);
 }

@@ -2,8 +2,11 @@
  * in shoal_rt; it is written only by init/finalize (and the allocator under
  * heap_lock), so the communication fast path reads it without locks.
  *
- * Heap layout: [0, SHOAL_INTERNAL_AREA) is the runtime's own symmetric area
- * (barrier flags and the like); the allocator manages the rest. */
+ * Heap layout: the allocator manages [0, heap size - SHOAL_INTERNAL_AREA);
+ * the last SHOAL_INTERNAL_AREA bytes are the runtime's own symmetric area
+ * (barrier flags and the like). The user part starts at the heap base, which
+ * the segment aligns generously, so shmem_align's alignments are addresses
+ * on every PE. */
 #ifndef SHOAL_CORE_RUNTIME_H
 #define SHOAL_CORE_RUNTIME_H
 
@@ -35,6 +38,7 @@ struct shoal_runtime {
     struct shoal_transport_setup transport_setup;
     shoal_alloc_t *alloc;                   /* manages heap [SHOAL_INTERNAL_AREA, size) */
     pthread_mutex_t heap_lock;
+    size_t internal_offset;                 /* of the internal area in the heap */
     char *internal;                         /* this PE's internal area */
 };
 

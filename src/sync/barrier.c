@@ -35,7 +35,7 @@ void shoal_barrier_init(void)
 
 static struct barrier_flags *flags_of(int pe)
 {
-    return (struct barrier_flags *)shoal_route_direct(SHOAL_SEG_HEAP, 0, pe);
+    return (struct barrier_flags *)shoal_route_direct(SHOAL_SEG_HEAP, shoal_rt.internal_offset, pe);
 }
 
 void shoal_sync_all(void)
