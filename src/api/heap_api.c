@@ -87,6 +87,9 @@ void *shmem_align(size_t alignment, size_t size)
     shoal_check_init(call);
     if (alignment == 0 || (alignment & (alignment - 1)))
         shoal_api_fail(call, "alignment %zu is not a power of two", alignment);
+    if (alignment > SHOAL_HEAP_BASE_ALIGN)
+        shoal_api_fail(call, "alignment %zu exceeds the largest supported alignment %zu", alignment,
+                       SHOAL_HEAP_BASE_ALIGN);
     return allocate_collective(call, size, alignment);
 }
 

@@ -2,7 +2,9 @@
  *
  * Invariants:
  *  - A heap segment is one memfd of exactly seg->size bytes (a page multiple)
- *    mapped once, MAP_SHARED|MAP_NORESERVE, at seg->base (page aligned).
+ *    mapped once, MAP_SHARED|MAP_NORESERVE, at seg->base, a multiple of
+ *    SHOAL_HEAP_BASE_ALIGN (address space only is reserved for the slack,
+ *    and the slack is returned at once).
  *  - Nothing is populated up front: pages cost memory only once touched, so
  *    a large SHMEM_SYMMETRIC_SIZE that is never used is free.
  *  - The memfd is close-on-exec and unnamed in the file system; it lives as
@@ -45,7 +47,26 @@ shoal_status_t shoal_segment_create_heap(size_t size, shoal_segment_t *out)
         close(fd);
         return SHOAL_ERR_SYS;
     }
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    /* Reserve size + alignment of address space, map the memfd over its
+     * aligned part, give back the rest. */
+    const size_t align = SHOAL_HEAP_BASE_ALIGN;
+    char *reserve = MAP_FAILED;
+    if (size <= SIZE_MAX - align)
+        reserve = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = MAP_FAILED;
+    if (reserve != MAP_FAILED) {
+        char *aligned = (char *)(((uintptr_t)reserve + align - 1) & ~(uintptr_t)(align - 1));
+        p = mmap(aligned, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            munmap(reserve, size + align);
+            errno = e;
+        } else {
+            if (aligned > reserve) munmap(reserve, (size_t)(aligned - reserve));
+            size_t tail = (size_t)((reserve + size + align) - (aligned + size));
+            if (tail) munmap(aligned + size, tail);
+        }
+    }
     if (p == MAP_FAILED) {
         int e = errno;
         shoal_error("heap", "mmap of %s heap failed: %s", hb, strerror(e));

@@ -19,7 +19,12 @@ typedef struct shoal_segment {
     int fd;      /* memfd backing the range, -1 if none */
 } shoal_segment_t;
 
-/* Creates a lazily-populated shared heap of at least size bytes. */
+/* The heap's base address is a multiple of this on every PE, so an offset
+ * aligned to any power of two up to it is an aligned address everywhere. */
+#define SHOAL_HEAP_BASE_ALIGN ((size_t)1 << 30)
+
+/* Creates a lazily-populated shared heap of at least size bytes, based at a
+ * multiple of SHOAL_HEAP_BASE_ALIGN. */
 shoal_status_t shoal_segment_create_heap(size_t size, shoal_segment_t *out);
 
 /* Moves the executable's writable PT_LOAD range (page-rounded) onto a memfd

@@ -15,9 +15,15 @@
  *    sparse in the memfd as it was in anonymous memory.
  *  - PT_GNU_RELRO ends up PROT_READ again, rounded as the dynamic loader
  *    rounds it (both ends down to a page), so protections are as before.
- *  - Must run before any other thread may write globals (shmem_init time). */
+ *  - Runs only while the process has one thread: a write by another thread
+ *    between copy and switch would be lost silently (sanitizer runtimes,
+ *    for one, keep a writing thread). With more threads it refuses with
+ *    SHOAL_ERR_UNSUPPORTED, leaving everything as it was. Under
+ *    ThreadSanitizer it always refuses: its runtime is linked into the
+ *    executable and updates its own .bss from any instrumented code. */
 #include "heap/segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <link.h>
 #include <stdint.h>
@@ -29,6 +35,14 @@
 #include "util/log.h"
 
 #define MAX_RANGES 16
+
+#if defined(__SANITIZE_THREAD__)
+#define SHOAL_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHOAL_UNDER_TSAN 1
+#endif
+#endif
 
 struct range {
     uintptr_t start, end; /* page-rounded */
@@ -75,6 +89,18 @@ static int find_exe(struct dl_phdr_info *info, size_t len, void *arg)
         }
     }
     return 1; /* stop after the executable */
+}
+
+/* Threads in this process, or -1 if /proc cannot tell. */
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }
 
 /* Sorts the writable ranges and merges those that share a page. */
@@ -154,6 +180,10 @@ shoal_status_t shoal_segment_remap_static(shoal_segment_t *out)
 {
     struct exe_layout L;
     char sb[32];
+#ifdef SHOAL_UNDER_TSAN
+    shoal_error("heap", "static data cannot be remapped under ThreadSanitizer, whose state lives in it");
+    return SHOAL_ERR_UNSUPPORTED;
+#endif
     memset(&L, 0, sizeof L);
     dl_iterate_phdr(find_exe, &L);
     if (!L.seen || L.n_rw == 0) {
@@ -174,6 +204,14 @@ shoal_status_t shoal_segment_remap_static(shoal_segment_t *out)
                             (unsigned long)L.rw[i].start, (unsigned long)L.rw[i].end);
                 return SHOAL_ERR_UNSUPPORTED;
             }
+
+    int threads = count_threads();
+    if (threads > 1) {
+        shoal_error("heap", "cannot remap static data while %d threads run (a write by another thread "
+                    "could be lost); remap before starting threads", threads);
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    if (threads < 0) shoal_debug("heap", "cannot count threads (/proc/self/task): %s", strerror(errno));
 
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t base = L.rw[0].start;

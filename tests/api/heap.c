@@ -35,6 +35,8 @@ static void exercise(unsigned char *p, size_t size, unsigned salt, const char *w
 {
     unsigned char *src = calloc(size, 1);
     CHECK(src != NULL);
+    /* Peers may still be checking their own copy of this block. */
+    shmem_barrier_all();
     if (src) {
         fill_pattern(src, size, me, 0, salt);
         shmem_putmem(p, src, size, right);
