@@ -5,7 +5,7 @@ set -e
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
 prefix="$PWD/build/install"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSHOAL_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build -j"$(nproc)"
 cmake --install build >/dev/null
 . "$prefix/bin/set_env.sh"
