@@ -114,6 +114,19 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 
+/* Signals (the typed put_signal family is generated). */
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+
+/* Distributed locks: a zero-initialised symmetric long is a free lock. */
+void shmem_set_lock(long *lock);
+int shmem_test_lock(long *lock);
+void shmem_clear_lock(long *lock);
+
 /* Deprecated cache-management calls: no effect on coherent hosts. */
 void shmem_clear_cache_inv(void);
 void shmem_clear_cache_line_inv(void *dest);

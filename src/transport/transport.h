@@ -10,8 +10,10 @@
 #define SHOAL_TRANSPORT_TRANSPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "boot/boot.h"
+#include "transport/cpu_atomic.h"
 #include "heap/segment.h"
 #include "util/status.h"
 
@@ -40,6 +42,9 @@ struct shoal_transport_ops {
     /* Byte transfers to/from a peer segment offset, for non-direct peers. */
     shoal_status_t (*put)(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len);
     shoal_status_t (*get)(int pe, enum shoal_segment_id seg, size_t offset, void *dst, size_t len);
+    /* One atomic on a 4- or 8-byte element; *fetched gets the old value. */
+    shoal_status_t (*amo)(int pe, enum shoal_segment_id seg, size_t offset, size_t elem, enum shoal_amo_op op,
+                          uint64_t operand, uint64_t cond, uint64_t *fetched);
     /* Orders (fence) or completes (quiet) this PE's outstanding operations. */
     void (*fence)(void);
     void (*quiet)(void);

@@ -98,6 +98,14 @@ static shoal_status_t shm_get(int pe, enum shoal_segment_id seg, size_t offset, 
     return SHOAL_OK;
 }
 
+static shoal_status_t shm_amo(int pe, enum shoal_segment_id seg, size_t offset, size_t elem, enum shoal_amo_op op,
+                              uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    uint64_t old = shoal_cpu_amo(shm_setup->peers[pe].base[seg] + offset, elem, op, operand, cond);
+    if (fetched) *fetched = old;
+    return SHOAL_OK;
+}
+
 /* Stores to mapped peers are globally visible once they leave this core;
  * a full fence orders them, including glibc's non-temporal memcpy stores. */
 static void shm_fence(void) { atomic_thread_fence(memory_order_seq_cst); }
@@ -108,6 +116,7 @@ const struct shoal_transport_ops shoal_transport_shm = {
     .init = shm_init,
     .put = shm_put,
     .get = shm_get,
+    .amo = shm_amo,
     .fence = shm_fence,
     .quiet = shm_quiet,
     .fini = shm_fini,

@@ -1,0 +1,105 @@
+/* signal.c: put-with-signal and the signal calls. A signal is a uint64_t
+ * symmetric object updated atomically; the data of a put_signal are written
+ * before it with release ordering, so whoever sees the signal sees the data. */
+#include <string.h>
+
+#include "api/check.h"
+#include "api/rma_api.h"
+#include "api/signal_api.h"
+#include "sync/backoff.h"
+#include "sync/wait.h"
+
+/* glibc's memcpy switches to non-temporal stores for large copies (the
+ * threshold is tunable down to about 16 KiB); those are not ordered by a
+ * release store, so a full fence goes first. */
+#define SIGNAL_FENCE_BYTES (16 * 1024)
+
+static void check_sig_op(const char *call, int sig_op)
+{
+    if (SHOAL_UNLIKELY(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
+        shoal_api_fail(call, "signal operator %d is neither SHMEM_SIGNAL_SET (%d) nor SHMEM_SIGNAL_ADD (%d)", sig_op,
+                       SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD);
+}
+
+static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    size_t off;
+    int seg = shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    if (SHOAL_UNLIKELY((uintptr_t)sig_addr % sizeof *sig_addr))
+        shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
+    uint64_t *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        if (sig_op == SHMEM_SIGNAL_SET)
+            __atomic_store_n(remote, signal, __ATOMIC_RELEASE);
+        else
+            __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
+        return;
+    }
+    shoal_status_t st = shoal_rt.transport->amo(pe, seg, off, 8, sig_op == SHMEM_SIGNAL_SET ? SHOAL_AMO_SET : SHOAL_AMO_ADD,
+                                                signal, 0, NULL);
+    if (st != SHOAL_OK) shoal_api_fail(call, "signal to PE %d failed: %s", pe, shoal_status_str(st));
+}
+
+void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,
+                          uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *call)
+{
+    check_sig_op(call, sig_op);
+    shoal_api_put(ctx, dest, source, nelems, elem, pe, call);
+    if (nelems * elem >= SIGNAL_FENCE_BYTES) shoal_rt.transport->fence();
+    signal_update(call, sig_addr, signal, sig_op, pe);
+}
+
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+{
+    static const char *call = "shmem_signal_fetch";
+    shoal_check_init(call);
+    size_t off;
+    shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
+
+static void signal_call(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
+    shoal_check_pe(call, pe);
+    signal_update(call, sig_addr, signal, sig_op, pe);
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    signal_call("shmem_ctx_signal_add", ctx, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    signal_call("shmem_ctx_signal_set", ctx, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
+}
+
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    signal_call("shmem_signal_add", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    signal_call("shmem_signal_set", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
+}
+
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+{
+    static const char *call = "shmem_signal_wait_until";
+    shoal_check_init(call);
+    if (SHOAL_UNLIKELY(!shoal_cmp_valid(cmp)))
+        shoal_api_fail(call, "comparison %d is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE (%d to %d)", cmp,
+                       SHMEM_CMP_EQ, SHMEM_CMP_LE);
+    size_t off;
+    shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    const struct shoal_scalar u64 = {.size = 8, .is_signed = 0};
+    struct shoal_backoff b = {0};
+    for (;;) {
+        uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) return v;
+        shoal_backoff_wait(&b);
+    }
+}
