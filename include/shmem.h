@@ -56,16 +56,18 @@ extern "C" {
 #define SHMEM_CTX_PRIVATE (1L << 1)
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
-/* Sizes of the work arrays of the deprecated active-set collectives. */
+/* Sizes of the work arrays of the deprecated active-set collectives. pSync
+ * holds one word per dissemination round (up to 32) and auxiliary words;
+ * reductions read the peers' sources directly, so pWrk is never used. */
 #define SHMEM_SYNC_VALUE 0L
-#define SHMEM_BARRIER_SYNC_SIZE 8
-#define SHMEM_BCAST_SYNC_SIZE 8
-#define SHMEM_COLLECT_SYNC_SIZE 8
-#define SHMEM_REDUCE_SYNC_SIZE 8
-#define SHMEM_ALLTOALL_SYNC_SIZE 8
-#define SHMEM_ALLTOALLS_SYNC_SIZE 8
-#define SHMEM_SYNC_SIZE 8
-#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 8
+#define SHMEM_BARRIER_SYNC_SIZE 64
+#define SHMEM_BCAST_SYNC_SIZE 64
+#define SHMEM_COLLECT_SYNC_SIZE 64
+#define SHMEM_REDUCE_SYNC_SIZE 64
+#define SHMEM_ALLTOALL_SYNC_SIZE 64
+#define SHMEM_ALLTOALLS_SYNC_SIZE 64
+#define SHMEM_SYNC_SIZE 64
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 #define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
 #define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
 #define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
@@ -79,6 +81,42 @@ typedef struct shoal_ctx *shmem_ctx_t;
 extern struct shoal_ctx shmem_ctx_default_object;
 #define SHMEM_CTX_DEFAULT ((shmem_ctx_t)&shmem_ctx_default_object)
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+
+/* Teams. SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED are objects inside the
+ * library; SHMEM_TEAM_INVALID is the null handle. */
+typedef struct shoal_team *shmem_team_t;
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+extern struct shoal_team shmem_team_world_object;
+extern struct shoal_team shmem_team_shared_object;
+#define SHMEM_TEAM_WORLD ((shmem_team_t)&shmem_team_world_object)
+#define SHMEM_TEAM_SHARED ((shmem_team_t)&shmem_team_shared_object)
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
+int shmem_team_my_pe(shmem_team_t team);
+int shmem_team_n_pes(shmem_team_t team);
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+void shmem_team_destroy(shmem_team_t team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+int shmem_team_sync(shmem_team_t team);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+
+/* Contexts. */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+void shmem_ctx_session_start(shmem_ctx_t ctx);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* Set-up, query, tear-down. */
 void shmem_init(void);

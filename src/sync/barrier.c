@@ -1,52 +1,61 @@
-/* barrier.c: the world barrier, a dissemination barrier over flags in every
- * PE's internal area. In round r, PE i raises a flag on PE (i + 2^r) mod N
- * and waits for its own flag from PE (i - 2^r) mod N: ceil(log2 N) rounds of
- * one remote store and one local wait, no shared counter to fight over.
+/* barrier.c: barriers over a group, by dissemination. In round r member i
+ * signals member (i + 2^r) mod N and waits for the signal of member
+ * (i - 2^r) mod N: ceil(log2 N) rounds of one remote update and one local
+ * wait, and no shared counter to fight over.
  *
- * Invariant: each flag has exactly one writer, which stores the barrier's
- * epoch (a per-PE count of barriers, equal on all PEs for the same barrier).
- * Epochs only grow, so a fast PE that already raised the next epoch's flag
- * still satisfies a slow PE's wait for the current one: no reset needed. */
+ * Each round word has exactly one remote writer. In epoch mode the writer
+ * stores the barrier's epoch (a per-group count, equal on all members for
+ * the same barrier); epochs only grow, so a fast member that already raised
+ * the next epoch still satisfies a slow member's wait: no reset needed. In
+ * counting mode (user pSync) the writer adds one and the owner subtracts
+ * one after seeing it, so no signal is lost and the words end at zero. */
 #include "sync/barrier.h"
 
-#include <stdint.h>
-
+#include "core/internal.h"
+#include "core/team.h"
 #include "core/route.h"
-#include "core/runtime.h"
 #include "sync/backoff.h"
-
-#define BARRIER_MAX_ROUNDS 32
-
-struct barrier_flags {
-    _Alignas(64) uint64_t round[BARRIER_MAX_ROUNDS][8]; /* one cache line per round */
-};
-
-_Static_assert(sizeof(struct barrier_flags) <= SHOAL_INTERNAL_AREA, "barrier flags exceed the internal area");
-
-static uint64_t barrier_epoch;
+#include "sync/group.h"
 
 void shoal_barrier_init(void)
 {
-    barrier_epoch = 0;
     int local = 0;
     for (int pe = 0; pe < shoal_rt.n_pes; pe++) local += shoal_rt.peers[pe].direct;
     shoal_backoff_configure(shoal_rt.config.wait_spin, local);
 }
 
-static struct barrier_flags *flags_of(int pe)
+static uint64_t *round_word(const struct shoal_group *g, int pe, int r)
 {
-    return (struct barrier_flags *)shoal_route_direct(SHOAL_SEG_HEAP, shoal_rt.internal_offset, pe);
+    return shoal_route_direct(g->seg, g->sync_offset + (size_t)r * g->round_stride, pe);
+}
+
+uint64_t *shoal_group_aux(const struct shoal_group *g, int rank, size_t i)
+{
+    return shoal_route_direct(g->seg, g->aux_offset + i * sizeof(uint64_t), shoal_group_pe(g, rank));
+}
+
+void shoal_group_sync(struct shoal_group *g)
+{
+    const int n = g->size, me = g->rank, my_pe = shoal_group_pe(g, me);
+    const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
+        uint64_t *peer = round_word(g, shoal_group_pe(g, (me + dist) % n), r);
+        uint64_t *mine = round_word(g, my_pe, r);
+        struct shoal_backoff b = {0};
+        if (g->epoch) {
+            __atomic_store_n(peer, epoch, __ATOMIC_RELEASE);
+            while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+        } else {
+            __atomic_fetch_add(peer, 1, __ATOMIC_RELEASE);
+            while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
+            __atomic_fetch_sub(mine, 1, __ATOMIC_ACQ_REL);
+        }
+    }
 }
 
 void shoal_sync_all(void)
 {
-    const int n = shoal_rt.n_pes, me = shoal_rt.my_pe;
-    const uint64_t epoch = ++barrier_epoch;
-    struct barrier_flags *mine = flags_of(me);
-    for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
-        struct barrier_flags *peer = flags_of((me + dist) % n);
-        __atomic_store_n(&peer->round[r][0], epoch, __ATOMIC_RELEASE);
-        struct shoal_backoff b = {0};
-        while (__atomic_load_n(&mine->round[r][0], __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
-    }
+    struct shoal_group world;
+    shoal_group_from_team(&world, SHMEM_TEAM_WORLD);
+    shoal_group_sync(&world);
 }

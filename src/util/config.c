@@ -25,6 +25,9 @@ const struct shoal_config_var shoal_config_vars[] = {
      "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
     {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "shm",
      "Transport for peers on this host (only 'shm' is built in).", FIELD(transport)},
+    {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
+     "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once; at most 256.",
+     FIELD(teams_max)},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

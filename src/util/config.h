@@ -25,6 +25,7 @@ struct shoal_config {
     int print_info;
     long wait_spin;
     const char *transport;
+    long teams_max;
 };
 
 struct shoal_config_var {

@@ -1,0 +1,45 @@
+/* internal.h: layout of the runtime's internal symmetric area, the last
+ * SHOAL_INTERNAL_AREA bytes of every PE's heap. Same offsets on every PE,
+ * so a PE reaches a peer's copy through the usual routing. Pages are
+ * touched only when used, so unused team slots cost no memory. */
+#ifndef SHOAL_CORE_INTERNAL_H
+#define SHOAL_CORE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/runtime.h"
+
+/* Most teams a job may hold at once (SHMEM_TEAMS_MAX may lower it). */
+#define SHOAL_TEAM_SLOTS_MAX 256
+/* Rounds of a dissemination over up to 2^32 members. */
+#define SHOAL_SYNC_ROUNDS 32
+#define SHOAL_SYNC_AUX 64
+
+/* One team's synchronisation words: one cache line per barrier round (each
+ * line has a single remote writer), then auxiliary words for collectives. */
+struct shoal_team_sync {
+    uint64_t round[SHOAL_SYNC_ROUNDS][8];
+    uint64_t aux[SHOAL_SYNC_AUX];
+};
+
+struct shoal_internal_area {
+    /* Team slots in use on this PE; peers read it when agreeing on a slot. */
+    _Alignas(64) uint64_t team_slots_used[SHOAL_TEAM_SLOTS_MAX / 64];
+    _Alignas(64) struct shoal_team_sync team_sync[SHOAL_TEAM_SLOTS_MAX];
+};
+
+_Static_assert(sizeof(struct shoal_internal_area) <= SHOAL_INTERNAL_AREA,
+               "the internal area layout exceeds SHOAL_INTERNAL_AREA");
+
+static inline size_t shoal_internal_offset_of(size_t field_offset)
+{
+    return shoal_rt.internal_offset + field_offset;
+}
+
+static inline struct shoal_internal_area *shoal_internal_local(void)
+{
+    return (struct shoal_internal_area *)shoal_rt.internal;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/* team.c: the predefined teams and the team slot bitmap. Splits are
+ * orchestrated by the public layer (api/team.c), which needs barriers. */
+#include "core/team.h"
+
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/route.h"
+#include "core/runtime.h"
+
+struct shoal_team shmem_team_world_object;
+struct shoal_team shmem_team_shared_object;
+
+static void init_team(struct shoal_team *t, int start, int stride, int size, int slot)
+{
+    memset(t, 0, sizeof *t);
+    t->magic = SHOAL_TEAM_MAGIC;
+    t->start = start;
+    t->stride = stride;
+    t->size = size;
+    t->my_rank = shoal_team_rank_of(t, shoal_rt.my_pe);
+    t->slot = slot;
+    t->predefined = 1;
+    shoal_team_slot_set(slot, 1);
+}
+
+void shoal_team_init_predefined(void)
+{
+    memset(shoal_internal_local()->team_slots_used, 0, sizeof shoal_internal_local()->team_slots_used);
+    init_team(&shmem_team_world_object, 0, 1, shoal_rt.n_pes, 0);
+    /* Every PE of a job is on this host while shm is the only transport. */
+    init_team(&shmem_team_shared_object, 0, 1, shoal_rt.n_pes, 1);
+}
+
+void shoal_team_fini_predefined(void)
+{
+    shmem_team_world_object.magic = 0;
+    shmem_team_shared_object.magic = 0;
+}
+
+int shoal_team_rank_of(const struct shoal_team *t, int pe)
+{
+    int d = pe - t->start;
+    if (d < 0 || (t->stride ? d % t->stride : d) != 0) return -1;
+    int rank = t->stride ? d / t->stride : 0;
+    return rank < t->size ? rank : -1;
+}
+
+int shoal_team_slot_used(int pe, int slot)
+{
+    const size_t word = offsetof(struct shoal_internal_area, team_slots_used) + (size_t)(slot / 64) * sizeof(uint64_t);
+    const uint64_t *bits = shoal_route_direct(SHOAL_SEG_HEAP, shoal_internal_offset_of(word), pe);
+    return (int)((__atomic_load_n(bits, __ATOMIC_ACQUIRE) >> (slot % 64)) & 1u);
+}
+
+void shoal_team_slot_set(int slot, int used)
+{
+    uint64_t *bits = &shoal_internal_local()->team_slots_used[slot / 64];
+    uint64_t bit = UINT64_C(1) << (slot % 64);
+    if (used)
+        __atomic_fetch_or(bits, bit, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_and(bits, ~bit, __ATOMIC_RELEASE);
+}
+
+int shoal_team_slot_limit(void)
+{
+    long max = shoal_rt.config.teams_max;
+    if (max > SHOAL_TEAM_SLOTS_MAX) max = SHOAL_TEAM_SLOTS_MAX;
+    if (max < 2) max = 2;
+    return (int)max;
+}

@@ -1,0 +1,44 @@
+/* group.h: a set of PEs that synchronise together: a team, or the active
+ * set (PE_start, logPE_stride, PE_size) of a deprecated collective. Members
+ * are world PEs start + i * stride, i < size. Their synchronisation words
+ * live in symmetric memory (a team's slot in the internal area, or the
+ * user's pSync array) at the same offset on every member. */
+#ifndef SHOAL_SYNC_GROUP_H
+#define SHOAL_SYNC_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct shoal_group {
+    int start, stride, size;
+    int rank;              /* this PE's index in the group */
+    int seg;               /* segment holding the sync words */
+    size_t sync_offset;    /* offset of round 0 */
+    size_t round_stride;   /* bytes between round words */
+    size_t aux_offset;     /* offset of the auxiliary words */
+    /* Epoch mode (teams): rounds hold the last epoch seen, never reset.
+     * Counting mode (NULL; user pSync): rounds count signals and return to
+     * zero when consumed, so pSync is left as the standard requires. */
+    uint64_t *epoch;
+};
+
+static inline int shoal_group_pe(const struct shoal_group *g, int rank) { return g->start + rank * g->stride; }
+
+/* A user pSync holds SHOAL_GROUP_SET_ROUNDS round words, then auxiliary
+ * words up to SHMEM_*_SYNC_SIZE. */
+#define SHOAL_GROUP_SET_ROUNDS 32
+#define SHOAL_GROUP_SET_AUX 32
+
+struct shoal_team;
+void shoal_group_from_team(struct shoal_group *g, struct shoal_team *t);
+/* psync_offset: offset of pSync in segment seg (as found by routing). */
+void shoal_group_from_active_set(struct shoal_group *g, int start, int stride, int size, int rank, int seg,
+                                 size_t psync_offset);
+
+/* Barrier over the group's members (no completion of puts implied). */
+void shoal_group_sync(struct shoal_group *g);
+
+/* Address of member rank's auxiliary word i (direct path only). */
+uint64_t *shoal_group_aux(const struct shoal_group *g, int rank, size_t i);
+
+#endif
