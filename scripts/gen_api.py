@@ -8,10 +8,14 @@ into:
 
   include/shoal/rma_gen.h       declarations of the RMA families
   include/shoal/wait_gen.h      declarations of the point-to-point sync families
-  include/shoal/generic_gen.h   C11 _Generic macros (shmem_put, shmem_wait_until, ...)
-  src/api/*_gen.c               one short definition per name, calling src/api/rma_api.h
-                                or src/api/wait_api.h
-  tests/names/names_gen.c       a program that references every generated name
+  include/shoal/amo_gen.h       declarations of the AMO families (typed, ctx, nbi, deprecated)
+  include/shoal/signal_gen.h    declarations of the put-with-signal families
+  include/shoal/generic*_gen.h  C11 _Generic macros (shmem_put, shmem_wait_until,
+                                shmem_atomic_fetch_add, shmem_put_signal, ...)
+  src/api/*_gen.c               one short definition per name, calling src/api/rma_api.h,
+                                wait_api.h, amo_api.h or signal_api.h
+  tests/names/names_*_gen.c     programs that reference every generated name (and the
+                                hand-written lock and signal names)
 
 Usage:
   python3 scripts/gen_api.py                rewrite the generated files
@@ -27,6 +31,7 @@ import argparse
 import os
 import re
 import sys
+import textwrap
 from collections import namedtuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,46 +49,60 @@ WIDTH = 110  # the project's line width
 # families "rma": standard RMA types (put/get/p/g/iput/iget/ibput/ibget/nbi)
 #          "sync": point-to-point synchronisation types (wait_until/test)
 #          "wait": the deprecated shmem_TYPENAME_wait(ivar, cmp_value)
+#          "amo": standard AMO types (fetch_inc, inc, fetch_add, add, compare_swap)
+#          "amo_ext": extended AMO types (fetch, set, swap)
+#          "amo_bit": bitwise AMO types (and, or, xor and their fetch forms)
 # generic  True for the distinct C types that the _Generic lists map; typedefs
 #          (int32_t, size_t, ...) are one of these and must not repeat in a list
 # ---------------------------------------------------------------------------
 Type = namedtuple("Type", "name ctype size signed families generic")
 
-RMA, SYNC, WAIT = "rma", "sync", "wait"
+RMA, SYNC, WAIT, AMO, EXT, BIT = "rma", "sync", "wait", "amo", "amo_ext", "amo_bit"
 
 TYPES = [
-    Type("float", "float", 4, True, {RMA}, True),
-    Type("double", "double", 8, True, {RMA}, True),
+    Type("float", "float", 4, True, {RMA, EXT}, True),
+    Type("double", "double", 8, True, {RMA, EXT}, True),
     Type("longdouble", "long double", None, True, {RMA}, True),
     Type("char", "char", 1, None, {RMA}, True),
     Type("schar", "signed char", 1, True, {RMA}, True),
     Type("short", "short", None, True, {RMA, SYNC, WAIT}, True),
-    Type("int", "int", None, True, {RMA, SYNC, WAIT}, True),
-    Type("long", "long", None, True, {RMA, SYNC, WAIT}, True),
-    Type("longlong", "long long", None, True, {RMA, SYNC, WAIT}, True),
+    Type("int", "int", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
+    Type("long", "long", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
+    Type("longlong", "long long", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
     Type("uchar", "unsigned char", 1, False, {RMA}, True),
     Type("ushort", "unsigned short", None, False, {RMA, SYNC}, True),
-    Type("uint", "unsigned int", None, False, {RMA, SYNC}, True),
-    Type("ulong", "unsigned long", None, False, {RMA, SYNC}, True),
-    Type("ulonglong", "unsigned long long", None, False, {RMA, SYNC}, True),
+    Type("uint", "unsigned int", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
+    Type("ulong", "unsigned long", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
+    Type("ulonglong", "unsigned long long", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
     Type("int8", "int8_t", 1, True, {RMA}, False),
     Type("int16", "int16_t", 2, True, {RMA}, False),
-    Type("int32", "int32_t", 4, True, {RMA, SYNC}, False),
-    Type("int64", "int64_t", 8, True, {RMA, SYNC}, False),
+    Type("int32", "int32_t", 4, True, {RMA, SYNC, AMO, EXT, BIT}, False),
+    Type("int64", "int64_t", 8, True, {RMA, SYNC, AMO, EXT, BIT}, False),
     Type("uint8", "uint8_t", 1, False, {RMA}, False),
     Type("uint16", "uint16_t", 2, False, {RMA}, False),
-    Type("uint32", "uint32_t", 4, False, {RMA, SYNC}, False),
-    Type("uint64", "uint64_t", 8, False, {RMA, SYNC}, False),
-    Type("size", "size_t", None, False, {RMA, SYNC}, False),
-    Type("ptrdiff", "ptrdiff_t", None, True, {RMA, SYNC}, False),
+    Type("uint32", "uint32_t", 4, False, {RMA, SYNC, AMO, EXT, BIT}, False),
+    Type("uint64", "uint64_t", 8, False, {RMA, SYNC, AMO, EXT, BIT}, False),
+    Type("size", "size_t", None, False, {RMA, SYNC, AMO, EXT}, False),
+    Type("ptrdiff", "ptrdiff_t", None, True, {RMA, SYNC, AMO, EXT}, False),
 ]
 
 # Sized RMA: shmem_put8 ... shmem_put128 move elements of bits/8 bytes.
 SIZED_BITS = [8, 16, 32, 64, 128]
 
 
+# Typedefs that may join a _Generic list all the same: in the bitwise list
+# (unsigned int, unsigned long, unsigned long long) the signed int32_t and
+# int64_t are compatible with none of the others, whatever the platform.
+GENERIC_EXTRA = {BIT: ["int32", "int64"]}
+
+
 def types_of(family):
     return [t for t in TYPES if family in t.families]
+
+
+def generic_types(family):
+    extra = GENERIC_EXTRA.get(family, [])
+    return [t for t in TYPES if family in t.families and (t.generic or t.name in extra)]
 
 
 # ---------------------------------------------------------------------------
@@ -123,6 +142,16 @@ RMA_OPS = {
 
 # The mem forms exist for these only.
 MEM_OPS = ["put", "get", "put_nbi", "get_nbi"]
+
+# Put with signal: the same shapes over the standard RMA types, sized and mem
+# forms included. The data go first, then the signal (src/api/signal_api.h).
+_SIG = "T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe"
+_SIG_BODY = ["shoal_api_put_signal(CTX, dest, source, nelems, ELEM, sig_addr, signal, sig_op, pe, CALL);"]
+SIGNAL_OPS = {
+    "put_signal": Op("put", "_signal", "void", _SIG, _SIG_BODY, False),
+    "put_signal_nbi": Op("put", "_signal_nbi", "void", _SIG, _SIG_BODY, False),
+}
+SIGNAL_MEM_OPS = list(SIGNAL_OPS)
 
 _ONE = "T *ivar, int cmp, T cmp_value"
 _ALL = "T *ivars, size_t nelems, const int *status, int cmp, T cmp_value"
@@ -180,33 +209,41 @@ def rma_fn(op, ctype, elem, name, with_ctx):
               [subst(line, ctype, elem, ctx, call) for line in op.body])
 
 
-def rma_typed_name(t, key, with_ctx):
-    op = RMA_OPS[key]
+def rma_typed_name(t, key, with_ctx, ops=RMA_OPS):
+    op = ops[key]
     return "shmem_" + ("ctx_" if with_ctx else "") + t.name + "_" + op.base + op.suffix
 
 
-def rma_typed(keys):
+def rma_typed(keys, ops=RMA_OPS):
     out = []
     for key in keys:
         for with_ctx in (False, True):
             for t in types_of(RMA):
-                out.append(rma_fn(RMA_OPS[key], t.ctype, "sizeof(" + t.ctype + ")",
-                                  rma_typed_name(t, key, with_ctx), with_ctx))
+                out.append(rma_fn(ops[key], t.ctype, "sizeof(" + t.ctype + ")",
+                                  rma_typed_name(t, key, with_ctx, ops), with_ctx))
     return out
 
 
-def rma_sized():
+def rma_sized(ops=RMA_OPS, mem_ops=MEM_OPS):
     out = []
-    for key, op in RMA_OPS.items():
+    for key, op in ops.items():
         if op.typed_only:
             continue
         for with_ctx in (False, True):
             prefix = "shmem_" + ("ctx_" if with_ctx else "") + op.base
             for bits in SIZED_BITS:
                 out.append(rma_fn(op, "void", str(bits // 8), prefix + str(bits) + op.suffix, with_ctx))
-            if key in MEM_OPS:
+            if key in mem_ops:
                 out.append(rma_fn(op, "void", "1", prefix + "mem" + op.suffix, with_ctx))
     return out
+
+
+def signal_typed():
+    return rma_typed(list(SIGNAL_OPS), SIGNAL_OPS)
+
+
+def signal_sized():
+    return rma_sized(SIGNAL_OPS, SIGNAL_MEM_OPS)
 
 
 def kind_of(t):
@@ -235,6 +272,110 @@ def sync_family(ops, deprecated=False):
 
 
 # ---------------------------------------------------------------------------
+# Atomic memory operations (OpenSHMEM 1.5 tables 6-10). Every one is a call
+# of shoal_api_amo (src/api/amo_api.h) with sizeof(T): the parameters name
+# what is passed. dest is the target ("source" for fetch, passed as dest with
+# const cast away); "value" is the operand (inc and fetch_inc pass a 1);
+# "cond" the compare value of compare_swap; the old value goes to "fetch"
+# (nbi forms) or is returned (forms that return T) or is not asked for.
+# ---------------------------------------------------------------------------
+AmoOp = namedtuple("AmoOp", "family ret params op")
+
+_VAL = "T *dest, T value, int pe"
+_FVAL = "T *fetch, T *dest, T value, int pe"
+AMO_OPS = {
+    "fetch": AmoOp(EXT, "T", "const T *source, int pe", "FETCH"),
+    "set": AmoOp(EXT, "void", _VAL, "SET"),
+    "swap": AmoOp(EXT, "T", _VAL, "SWAP"),
+    "compare_swap": AmoOp(AMO, "T", "T *dest, T cond, T value, int pe", "CSWAP"),
+    "fetch_inc": AmoOp(AMO, "T", "T *dest, int pe", "ADD"),
+    "inc": AmoOp(AMO, "void", "T *dest, int pe", "ADD"),
+    "fetch_add": AmoOp(AMO, "T", _VAL, "ADD"),
+    "add": AmoOp(AMO, "void", _VAL, "ADD"),
+    "fetch_and": AmoOp(BIT, "T", _VAL, "AND"),
+    "and": AmoOp(BIT, "void", _VAL, "AND"),
+    "fetch_or": AmoOp(BIT, "T", _VAL, "OR"),
+    "or": AmoOp(BIT, "void", _VAL, "OR"),
+    "fetch_xor": AmoOp(BIT, "T", _VAL, "XOR"),
+    "xor": AmoOp(BIT, "void", _VAL, "XOR"),
+    # Non-blocking fetching forms: the old value lands in *fetch.
+    "fetch_nbi": AmoOp(EXT, "void", "T *fetch, const T *source, int pe", "FETCH"),
+    "swap_nbi": AmoOp(EXT, "void", _FVAL, "SWAP"),
+    "compare_swap_nbi": AmoOp(AMO, "void", "T *fetch, T *dest, T cond, T value, int pe", "CSWAP"),
+    "fetch_inc_nbi": AmoOp(AMO, "void", "T *fetch, T *dest, int pe", "ADD"),
+    "fetch_add_nbi": AmoOp(AMO, "void", _FVAL, "ADD"),
+    "fetch_and_nbi": AmoOp(BIT, "void", _FVAL, "AND"),
+    "fetch_or_nbi": AmoOp(BIT, "void", _FVAL, "OR"),
+    "fetch_xor_nbi": AmoOp(BIT, "void", _FVAL, "XOR"),
+}
+
+# Deprecated (OpenSHMEM 1.4) names: shmem_TYPENAME_<old>, no ctx form, over
+# the type set of the atomic_<new> they are the old name of.
+DEPRECATED_AMO = [("fetch", "fetch"), ("set", "set"), ("swap", "swap"), ("cswap", "compare_swap"),
+                  ("finc", "fetch_inc"), ("inc", "inc"), ("fadd", "fetch_add"), ("add", "add")]
+
+
+def param_names(params):
+    return [p.split()[-1].lstrip("*") for p in split_params(params)]
+
+
+def amo_body(op):
+    names = param_names(op.params)
+    target = "(void *)source" if "source" in names else "dest"
+    fetched = "fetch" if "fetch" in names else "&fetched" if op.ret == "T" else "NULL"
+    operand = "&value" if "value" in names else "&one" if op.op == "ADD" else "NULL"
+    cond = "&cond" if "cond" in names else "NULL"
+    body = []
+    if operand == "&one":
+        body.append("const T one = 1;")
+    if fetched == "&fetched":
+        body.append("T fetched;")
+    body.append("shoal_api_amo(CTX, SHOAL_AMO_%s, %s, %s, %s, %s, ELEM, pe, CALL);"
+                % (op.op, target, fetched, operand, cond))
+    if fetched == "&fetched":
+        body.append("return fetched;")
+    return body
+
+
+def amo_fn(op, t, name, with_ctx):
+    params = ("shmem_ctx_t ctx, " if with_ctx else "") + op.params
+    ctx = "ctx" if with_ctx else "SHMEM_CTX_DEFAULT"
+    elem = "sizeof(" + t.ctype + ")"
+    return Fn(name, subst(op.ret, t.ctype), subst(params, t.ctype),
+              [subst(line, t.ctype, elem, ctx, '"' + name + '"') for line in amo_body(op)])
+
+
+def amo_typed_name(t, key, with_ctx):
+    return "shmem_" + ("ctx_" if with_ctx else "") + t.name + "_atomic_" + key
+
+
+def amo_typed(keys):
+    out = []
+    for key in keys:
+        op = AMO_OPS[key]
+        for with_ctx in (False, True):
+            for t in types_of(op.family):
+                out.append(amo_fn(op, t, amo_typed_name(t, key, with_ctx), with_ctx))
+    return out
+
+
+def amo_deprecated_name(t, old):
+    return "shmem_" + t.name + "_" + old
+
+
+def amo_deprecated():
+    out = []
+    for old, key in DEPRECATED_AMO:
+        op = AMO_OPS[key]
+        for t in types_of(op.family):
+            out.append(amo_fn(op, t, amo_deprecated_name(t, old), False))
+    return out
+
+
+AMO_BLOCKING = [k for k in AMO_OPS if not k.endswith("_nbi")]
+AMO_NBI = [k for k in AMO_OPS if k.endswith("_nbi")]
+
+# ---------------------------------------------------------------------------
 # Families, grouped into the generated .c files (each under ~800 lines).
 # ---------------------------------------------------------------------------
 SOURCES = [
@@ -254,23 +395,39 @@ SOURCES = [
      "and the deprecated wait.", "api/wait_api.h", lambda: sync_family(WAIT_OPS, deprecated=True)),
     ("src/api/test_gen.c", "Point-to-point tests: test and its all/any/some/vector forms.",
      "api/wait_api.h", lambda: sync_family(TEST_OPS)),
+    ("src/api/amo_fetch_gen.c", "Typed AMOs: fetch, set, swap.",
+     "api/amo_api.h", lambda: amo_typed(["fetch", "set", "swap"])),
+    ("src/api/amo_cswap_gen.c", "Typed AMOs: compare_swap, compare_swap_nbi.",
+     "api/amo_api.h", lambda: amo_typed(["compare_swap", "compare_swap_nbi"])),
+    ("src/api/amo_add_gen.c", "Typed AMOs: fetch_inc, inc, fetch_add, add.",
+     "api/amo_api.h", lambda: amo_typed(["fetch_inc", "inc", "fetch_add", "add"])),
+    ("src/api/amo_bitwise_gen.c", "Typed bitwise AMOs: fetch_and, and, fetch_or, or, fetch_xor, xor.",
+     "api/amo_api.h", lambda: amo_typed(["fetch_and", "and", "fetch_or", "or", "fetch_xor", "xor"])),
+    ("src/api/amo_nbi_gen.c", "Typed non-blocking fetching AMOs: fetch_nbi, swap_nbi, fetch_inc_nbi, "
+     "fetch_add_nbi.", "api/amo_api.h",
+     lambda: amo_typed(["fetch_nbi", "swap_nbi", "fetch_inc_nbi", "fetch_add_nbi"])),
+    ("src/api/amo_bitwise_nbi_gen.c", "Typed non-blocking fetching bitwise AMOs: fetch_and_nbi, "
+     "fetch_or_nbi, fetch_xor_nbi.", "api/amo_api.h",
+     lambda: amo_typed(["fetch_and_nbi", "fetch_or_nbi", "fetch_xor_nbi"])),
+    ("src/api/amo_deprecated_gen.c", "Deprecated AMO names (OpenSHMEM 1.4): fetch, set, swap, cswap, finc, "
+     "inc, fadd, add.", "api/amo_api.h", amo_deprecated),
+    ("src/api/signal_gen.c", "Typed puts with signal: put_signal, put_signal_nbi.",
+     "api/signal_api.h", signal_typed),
+    ("src/api/signal_sized_gen.c", "Sized (8..128 bits) and mem (bytes) puts with signal.",
+     "api/signal_api.h", signal_sized),
 ]
 
 
-def rma_functions():
+def functions_of(header):
     fns = []
-    for _, _, header, make in SOURCES:
-        if header == "api/rma_api.h":
+    for _, _, hdr, make in SOURCES:
+        if hdr == header:
             fns += make()
     return fns
 
 
-def sync_functions():
-    fns = []
-    for _, _, header, make in SOURCES:
-        if header == "api/wait_api.h":
-            fns += make()
-    return fns
+def all_functions():
+    return {fn.name: fn for _, _, _, make in SOURCES for fn in make()}
 
 
 # ---------------------------------------------------------------------------
@@ -321,14 +478,16 @@ def render_source(summary, header, fns):
     return "".join(out)
 
 
-def render_header(guard, summary, includes, groups):
+def render_header(guard, summary, includes, groups, after=()):
     out = [banner(summary), "#ifndef %s\n#define %s\n\n" % (guard, guard)]
     out += ["#include <%s>\n" % inc for inc in includes]
     out.append("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n")
     for title, fns in groups:
         out.append("\n/* %s */\n" % title)
         out += [signature(fn, ";") + "\n" for fn in fns]
-    out.append("\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n" % guard)
+    out.append("\n#ifdef __cplusplus\n}\n#endif\n")
+    out += ["\n" + line + "\n" for line in after]
+    out.append("\n#endif /* %s */\n" % guard)
     return "".join(out)
 
 
@@ -355,22 +514,54 @@ def wait_header():
                          ["stddef.h", "stdint.h"], groups)
 
 
+def amo_header():
+    groups = [("Fetch, set, swap and compare-and-swap; fetch and swap return the old value.",
+               amo_typed(["fetch", "set", "swap", "compare_swap"])),
+              ("Increment and add; the fetch forms return the old value.",
+               amo_typed(["fetch_inc", "inc", "fetch_add", "add"])),
+              ("Bitwise; the fetch forms return the old value.",
+               amo_typed(["fetch_and", "and", "fetch_or", "or", "fetch_xor", "xor"])),
+              ("Non-blocking fetching forms: the old value lands in *fetch by the next quiet.",
+               amo_typed(AMO_NBI)),
+              ("Deprecated (OpenSHMEM 1.4) names.", amo_deprecated())]
+    summary = paragraph("Atomic memory operations: typed and ctx atomic_fetch, set, swap, compare_swap, "
+                        "fetch_inc, inc, fetch_add, add, and, or, xor, their fetching and non-blocking "
+                        "forms, and the deprecated names (fadd, finc, cswap, ...).")
+    return render_header("SHOAL_AMO_GEN_H", summary, ["stddef.h", "stdint.h"], groups,
+                         ["/* C11 generic names: shmem_atomic_fetch_add, shmem_fadd, ... */\n"
+                          "#include <shoal/generic_amo_gen.h>"])
+
+
+def signal_header():
+    groups = [("Put with signal: the data, then *sig_addr set to or added with signal (sig_op is "
+               "SHMEM_SIGNAL_SET\n * or SHMEM_SIGNAL_ADD) on the same pe.", signal_typed()),
+              ("Sized forms move bits/8-byte elements; mem forms move bytes.", signal_sized())]
+    return render_header("SHOAL_SIGNAL_GEN_H", "Typed, sized and mem puts with signal: put_signal, "
+                         "put_signal_nbi and their ctx forms.", ["stddef.h", "stdint.h"], groups,
+                         ["/* C11 generic names: shmem_put_signal, shmem_put_signal_nbi. */\n"
+                          "#include <shoal/generic_signal_gen.h>"])
+
+
 # Generic macros. Each entry: the generic name, the generic forms
-# (parameter names, index of the parameter that selects the type, whether the
-# selecting pointer may point to const, and the typed function for a Type).
-Generic = namedtuple("Generic", "name params select const_ok typed")
+# (parameter names, index of the parameter that selects the type, the
+# qualifiers the selecting pointer may carry besides none, and the typed
+# function for a Type). A "volatile " pointer calls the same function with
+# volatile cast away (SHOAL_GENERIC_UNVOLATILE): old programs declare their
+# flags volatile.
+Generic = namedtuple("Generic", "name params select quals typed")
 
 
-def generic_rma():
+def generic_rma(ops=RMA_OPS):
     out = []
-    for key, op in RMA_OPS.items():
-        params = [p.split()[-1].lstrip("*") for p in split_params(op.params)]
+    for key, op in ops.items():
+        params = param_names(op.params)
         sel = params.index("source" if key == "g" else "dest")
+        quals = ("", "const ") if key == "g" else ("",)
         forms = [
-            Generic(op.base + op.suffix, params, sel, key == "g",
-                    lambda t, k=key: rma_typed_name(t, k, False)),
-            Generic(op.base + op.suffix, ["ctx"] + params, sel + 1, key == "g",
-                    lambda t, k=key: rma_typed_name(t, k, True)),
+            Generic(op.base + op.suffix, params, sel, quals,
+                    lambda t, k=key: rma_typed_name(t, k, False, ops)),
+            Generic(op.base + op.suffix, ["ctx"] + params, sel + 1, quals,
+                    lambda t, k=key: rma_typed_name(t, k, True, ops)),
         ]
         out.append((forms, [t for t in types_of(RMA) if t.generic]))
     return out
@@ -378,14 +569,48 @@ def generic_rma():
 
 def generic_sync():
     out = []
+    vol = ("", "volatile ")
     for op in WAIT_OPS + TEST_OPS:
-        params = [p.split()[-1].lstrip("*") for p in split_params(op.params)]
-        out.append(([Generic(op.name, params, 0, False, lambda t, o=op: sync_name(t, o))],
-                    [t for t in types_of(SYNC) if t.generic]))
-    params = [p.split()[-1].lstrip("*") for p in split_params(DEPRECATED_WAIT.params)]
-    out.append(([Generic("wait", params, 0, False, lambda t: sync_name(t, DEPRECATED_WAIT))],
-                [t for t in types_of(WAIT) if t.generic]))
+        out.append(([Generic(op.name, param_names(op.params), 0, vol, lambda t, o=op: sync_name(t, o))],
+                    generic_types(SYNC)))
+    out.append(([Generic("wait", param_names(DEPRECATED_WAIT.params), 0, vol,
+                         lambda t: sync_name(t, DEPRECATED_WAIT))], generic_types(WAIT)))
     return out
+
+
+def amo_select(params):
+    """The parameter whose type picks the function, and its extra qualifiers."""
+    for name in ("dest", "fetch"):
+        if name in params:
+            return params.index(name), ("",)
+    return params.index("source"), ("", "const ")
+
+
+def generic_amo():
+    out = []
+    for key, op in AMO_OPS.items():
+        params = param_names(op.params)
+        sel, quals = amo_select(params)
+        forms = [Generic("atomic_" + key, params, sel, quals, lambda t, k=key: amo_typed_name(t, k, False)),
+                 Generic("atomic_" + key, ["ctx"] + params, sel + 1, quals,
+                         lambda t, k=key: amo_typed_name(t, k, True))]
+        out.append((forms, generic_types(op.family)))
+    return out
+
+
+def generic_amo_deprecated():
+    out = []
+    for old, key in DEPRECATED_AMO:
+        op = AMO_OPS[key]
+        params = param_names(op.params)
+        sel, quals = amo_select(params)
+        out.append(([Generic(old, params, sel, quals, lambda t, o=old: amo_deprecated_name(t, o))],
+                    generic_types(op.family)))
+    return out
+
+
+def all_generic_families():
+    return generic_rma() + generic_sync() + generic_amo() + generic_amo_deprecated() + generic_rma(SIGNAL_OPS)
 
 
 def generic_body(form, types):
@@ -393,11 +618,13 @@ def generic_body(form, types):
     sel = form.params[form.select]
     lines = ["    _Generic((%s)," % sel]
     for t in types:
-        lines.append("        %s *: %s," % (t.ctype, form.typed(t)))
-        if form.const_ok:
-            lines.append("        const %s *: %s," % (t.ctype, form.typed(t)))
+        for q in form.quals:
+            lines.append("        %s%s *: %s," % (q, t.ctype, form.typed(t)))
     lines[-1] = lines[-1].rstrip(",") + ")"
-    args = "(%s)" % ", ".join(form.params)
+    params = list(form.params)
+    if "volatile " in form.quals:
+        params[form.select] = "SHOAL_GENERIC_UNVOLATILE(%s)" % sel
+    args = "(%s)" % ", ".join(params)
     if len(lines[-1] + args) <= WIDTH:
         lines[-1] += args
     else:
@@ -411,125 +638,249 @@ def macro(head, body_lines):
     return "\n".join(line.ljust(width) + "\\" for line in lines[:-1]) + "\n" + lines[-1] + "\n"
 
 
-def generic_header():
-    guard = "SHOAL_GENERIC_GEN_H"
-    out = [banner("C11 type-generic names: shmem_put(dest, source, nelems, pe) picks shmem_TYPENAME_put "
-                  "from the type\n * of dest, shmem_put(ctx, dest, ...) picks shmem_ctx_TYPENAME_put "
-                  "(the forms with a ctx are told\n * apart by their argument count), and so on. Only "
-                  "the distinct C types are listed: int32_t\n * and the other typedefs are one of them. "
-                  "Not in C++ nor before C11."),
-           "#ifndef %s\n#define %s\n\n" % (guard, guard),
-           "#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L\n\n",
-           "/* SHOAL_GENERIC_DISPATCH(prefix_, args...) expands to prefix_N(args...) for N arguments. */\n",
-           "#define SHOAL_GENERIC_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, n, ...) n\n",
-           "#define SHOAL_GENERIC_NARG(...) SHOAL_GENERIC_NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n",
-           "#define SHOAL_GENERIC_CAT_(a, b) a##b\n",
-           "#define SHOAL_GENERIC_CAT(a, b) SHOAL_GENERIC_CAT_(a, b)\n",
-           "#define SHOAL_GENERIC_DISPATCH(prefix, ...) \\\n"
-           "    SHOAL_GENERIC_CAT(prefix, SHOAL_GENERIC_NARG(__VA_ARGS__))(__VA_ARGS__)\n"]
-    out.append("\n/* RMA. */\n")
-    for forms, types in generic_rma():
-        name = forms[0].name
-        out.append("\n#define shmem_%s(...) SHOAL_GENERIC_DISPATCH(SHOAL_GENERIC_%s_, __VA_ARGS__)\n"
-                   % (name, name))
-        for form in forms:
-            head = "#define SHOAL_GENERIC_%s_%d(%s)" % (name, len(form.params), ", ".join(form.params))
-            out.append(macro(head, generic_body(form, types)))
-    out.append("\n/* Point-to-point synchronisation. */\n")
-    for forms, types in generic_sync():
+def render_generic(forms, types):
+    """One generic name: a plain macro for one form, or a dispatch on the
+    argument count over several (the ctx forms have one more)."""
+    if len(forms) == 1:
         form = forms[0]
         head = "\n#define shmem_%s(%s)" % (form.name, ", ".join(form.params))
+        return macro(head, generic_body(form, types))
+    name = forms[0].name
+    line = "#define shmem_%s(...) SHOAL_GENERIC_DISPATCH(SHOAL_GENERIC_%s_, __VA_ARGS__)" % (name, name)
+    if len(line) > WIDTH:
+        line = ("#define shmem_%s(...) \\\n    SHOAL_GENERIC_DISPATCH(SHOAL_GENERIC_%s_, __VA_ARGS__)"
+                % (name, name))
+    out = ["\n" + line + "\n"]
+    for form in forms:
+        head = "#define SHOAL_GENERIC_%s_%d(%s)" % (name, len(form.params), ", ".join(form.params))
         out.append(macro(head, generic_body(form, types)))
+    return "".join(out)
+
+
+GENERIC_HELPERS = (
+    "/* SHOAL_GENERIC_DISPATCH(prefix_, args...) expands to prefix_N(args...) for N arguments. */\n"
+    "#ifndef SHOAL_GENERIC_DISPATCH\n"
+    "#define SHOAL_GENERIC_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, n, ...) n\n"
+    "#define SHOAL_GENERIC_NARG(...) SHOAL_GENERIC_NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n"
+    "#define SHOAL_GENERIC_CAT_(a, b) a##b\n"
+    "#define SHOAL_GENERIC_CAT(a, b) SHOAL_GENERIC_CAT_(a, b)\n"
+    "#define SHOAL_GENERIC_DISPATCH(prefix, ...) \\\n"
+    "    SHOAL_GENERIC_CAT(prefix, SHOAL_GENERIC_NARG(__VA_ARGS__))(__VA_ARGS__)\n"
+    "#endif\n")
+
+
+def unvolatile_macro():
+    """SHOAL_GENERIC_UNVOLATILE(p): p with volatile cast away from the pointed-to
+    type, for the point-to-point types; any other p unchanged."""
+    lines = ["    _Generic((p),"]
+    lines += ["        volatile %s *: (%s *)(p)," % (t.ctype, t.ctype) for t in generic_types(SYNC)]
+    lines.append("        default: (p))")
+    return ("/* SHOAL_GENERIC_UNVOLATILE(p): p with volatile cast away (the wait/test forms accept "
+            "volatile\n * ivars and call the same typed function). */\n"
+            + macro("#define SHOAL_GENERIC_UNVOLATILE(p)", lines))
+
+
+def render_generic_header(guard, summary, sections):
+    out = [banner(summary), "#ifndef %s\n#define %s\n\n" % (guard, guard),
+           "#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L\n\n",
+           GENERIC_HELPERS]
+    for title, prelude, families in sections:
+        out.append("\n/* %s */\n" % title)
+        if prelude:
+            out.append("\n" + prelude)
+        for forms, types in families:
+            out.append(render_generic(forms, types))
     out.append("\n#endif /* C11 and not C++ */\n\n#endif /* %s */\n" % guard)
     return "".join(out)
 
 
+_GENERIC_NOTE = ("the forms with a ctx are told apart by their argument count. Only the distinct C types "
+                 "are listed: int32_t and the other typedefs are one of them. Not in C++ nor before C11.")
+
+
+def paragraph(text):
+    """text wrapped for a banner comment."""
+    return "\n * ".join(textwrap.wrap(text, WIDTH - 10))
+
+
+def generic_header():
+    return render_generic_header(
+        "SHOAL_GENERIC_GEN_H",
+        paragraph("C11 type-generic names: shmem_put(dest, source, nelems, pe) picks shmem_TYPENAME_put "
+                  "from the type of dest, shmem_put(ctx, dest, ...) picks shmem_ctx_TYPENAME_put, and so on; "
+                  + _GENERIC_NOTE + " The wait/test names also take volatile ivars."),
+        [("RMA.", "", generic_rma()),
+         ("Point-to-point synchronisation.", unvolatile_macro(), generic_sync())])
+
+
+def generic_amo_header():
+    return render_generic_header(
+        "SHOAL_GENERIC_AMO_GEN_H",
+        paragraph("C11 type-generic AMO names: shmem_atomic_fetch_add(dest, value, pe) picks "
+                  "shmem_TYPENAME_atomic_fetch_add from the type of dest (of fetch for the _nbi forms, of "
+                  "source for fetch), shmem_atomic_fetch_add(ctx, dest, value, pe) its ctx form; "
+                  + _GENERIC_NOTE + " The bitwise names also list int32_t and int64_t: no other type of "
+                  "their list is signed."),
+        [("Atomic memory operations.", "", generic_amo()),
+         ("Deprecated (OpenSHMEM 1.4) names, no ctx forms.", "", generic_amo_deprecated())])
+
+
+def generic_signal_header():
+    return render_generic_header(
+        "SHOAL_GENERIC_SIGNAL_GEN_H",
+        paragraph("C11 type-generic put with signal: shmem_put_signal(dest, source, nelems, sig_addr, "
+                  "signal, sig_op, pe) picks shmem_TYPENAME_put_signal from the type of dest; "
+                  + _GENERIC_NOTE),
+        [("Put with signal.", "", generic_rma(SIGNAL_OPS))])
+
+
 # ---------------------------------------------------------------------------
-# tests/names/names_gen.c: every name referenced from a program that includes
-# shmem.h, inside a branch never taken (argc > 1000), so it compiles, links
-# and runs without communicating.
+# tests/names/names_*_gen.c: programs that reference names from a program
+# that includes shmem.h, inside a branch never taken (argc > 1000), so they
+# compile, link and run without communicating.
 # ---------------------------------------------------------------------------
+
+# Names written by hand in shmem.h (and implemented by hand) that the names
+# tests reference all the same: each with the TYPENAME of its arguments.
+HAND_WRITTEN = [
+    (Fn("shmem_set_lock", "void", "long *lock", None), "long"),
+    (Fn("shmem_clear_lock", "void", "long *lock", None), "long"),
+    (Fn("shmem_test_lock", "int", "long *lock", None), "long"),
+    (Fn("shmem_signal_fetch", "uint64_t", "const uint64_t *sig_addr", None), "uint64"),
+    (Fn("shmem_signal_add", "void", "uint64_t *sig_addr, uint64_t signal, int pe", None), "uint64"),
+    (Fn("shmem_signal_set", "void", "uint64_t *sig_addr, uint64_t signal, int pe", None), "uint64"),
+    (Fn("shmem_ctx_signal_add", "void", "shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe", None),
+     "uint64"),
+    (Fn("shmem_ctx_signal_set", "void", "shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe", None),
+     "uint64"),
+    (Fn("shmem_signal_wait_until", "uint64_t", "uint64_t *sig_addr, int cmp, uint64_t cmp_value", None),
+     "uint64"),
+]
+
+
 def call_args(fn, t):
     """Arguments of a suitable type for each parameter of fn."""
     var = "v_" + t.name if t is not None else "v_bytes"
     args = []
-    for p in split_params(fn.params):
-        pname = p.split()[-1].lstrip("*")
+    for pname in param_names(fn.params):
         args.append({
             "ctx": "SHMEM_CTX_DEFAULT", "dest": var, "source": var, "ivar": var, "ivars": var,
             "cmp_values": var, "value": var + "[0]", "cmp_value": var + "[0]", "nelems": "1",
             "bsize": "1", "nblocks": "1", "dst": "1", "sst": "1", "pe": "0", "cmp": "SHMEM_CMP_EQ",
-            "status": "status", "indices": "indices",
+            "status": "status", "indices": "indices", "fetch": var, "cond": var + "[0]", "lock": var,
+            "sig_addr": "v_uint64", "signal": "v_uint64[0]", "sig_op": "SHMEM_SIGNAL_SET",
         }[pname])
     return args
 
 
-def call_stmt(fn_name, ret, args):
+def call_stmt(fn_name, ret, args, t):
     call = "%s(%s)" % (fn_name, ", ".join(args))
-    return ("n += (size_t)" if ret in ("int", "size_t") else "") + call + ";"
+    if ret == "void":
+        return call + ";"
+    if ret in ("int", "size_t"):
+        return "n += (size_t)" + call + ";"
+    return "v_%s[0] = %s;" % (t.name, call)  # a value of the type: store it back
 
 
-def names_test():
+def typed_stmts(fns):
     type_of = {t.name: t for t in TYPES}
-    typed, generic = [], []
+    out = []
+    for fn in fns:
+        m = re.match(r"shmem_(?:ctx_)?([a-z0-9]+)_", fn.name)
+        t = type_of.get(m.group(1)) if m else None  # None: sized and mem forms
+        out.append(call_stmt(fn.name, fn.ret, call_args(fn, t), t))
+    return out
 
-    # Typed RMA and sync: call each with arguments of its own types.
-    def typed_calls(fns):
-        for fn in fns:
-            m = re.match(r"shmem_(?:ctx_)?([a-z0-9]+)_", fn.name)
-            t = type_of.get(m.group(1)) if m else None  # None: sized and mem forms
-            args = call_args(fn, t)
-            if fn.ret not in ("void", "int", "size_t"):
-                # g: store the value back into the array it came from
-                typed.append("%s[0] = %s(%s);" % ("v_" + t.name, fn.name, ", ".join(args)))
-            else:
-                typed.append(call_stmt(fn.name, fn.ret, args))
 
-    typed_calls(rma_functions())
-    typed_calls(sync_functions())
-    names = [fn.name for fn in rma_functions() + sync_functions()]
+def hand_stmts():
+    type_of = {t.name: t for t in TYPES}
+    return [call_stmt(fn.name, fn.ret, call_args(fn, type_of[tn]), type_of[tn]) for fn, tn in HAND_WRITTEN]
 
-    # Generic forms: each distinct C type through each form.
-    for forms, types in generic_rma() + generic_sync():
+
+def generic_stmts(families):
+    """Each distinct C type through each form, and through each qualified
+    pointer the form accepts."""
+    fns = all_functions()
+    out = []
+    for forms, types in families:
         for form in forms:
             for t in types:
-                target = type_of[t.name]
-                fn = next(f for f in rma_functions() + sync_functions() if f.name == form.typed(target))
-                args = call_args(fn, target)
+                fn = fns[form.typed(t)]
+                args = call_args(fn, t)
                 name = "shmem_" + form.name
-                if fn.ret not in ("void", "int", "size_t"):
-                    generic.append("v_%s[0] = %s(%s);" % (t.name, name, ", ".join(args)))
+                out.append(call_stmt(name, fn.ret, args, t))
+                for q in form.quals[1:]:
                     cargs = list(args)
-                    cargs[form.select] = "(const %s *)%s" % (t.ctype, args[form.select])
-                    generic.append("v_%s[0] = %s(%s);" % (t.name, name, ", ".join(cargs)))
-                else:
-                    generic.append(call_stmt(name, fn.ret, args))
-    generic_names = sorted({"shmem_" + forms[0].name for forms, _ in generic_rma() + generic_sync()})
+                    cargs[form.select] = "(%s%s *)%s" % (q, t.ctype, args[form.select])
+                    out.append(call_stmt(name, fn.ret, cargs, t))
+    return out
 
-    out = [banner("Every generated name of the typed families, and every C11 generic form, referenced from\n"
-                  " * a program that includes shmem.h. The calls sit in a branch never taken (argc > 1000),\n"
-                  " * so the program compiles, links against libshoal and runs without communicating."),
+
+def names_program(label, summary, typed, generic_families):
+    """One names test program: typed calls, then the generic calls (C11)."""
+    generic = generic_stmts(generic_families)
+    generic_names = sorted({"shmem_" + forms[0].name for forms, _ in generic_families})
+    stmts = typed + generic
+    out = [banner(summary + "\n * The calls sit in a branch never taken (argc > 1000), so the program "
+                  "compiles, links against\n * libshoal and runs without communicating."),
            "#include <shmem.h>\n\n#include <stdio.h>\n\n"]
+    text = "\n".join(stmts)
     for t in TYPES:
-        out.append("static %s v_%s[4];\n" % (t.ctype, t.name))
-    out.append("static unsigned char v_bytes[4 * 16];\n")
-    out.append("static int status[4];\nstatic size_t indices[4];\nstatic size_t n;\n")
-
-    out.append("\n/* %d typed, sized and mem functions. */\nstatic void typed_names(void)\n{\n" % len(typed))
-    out += [wrap_call("    " + s) + "\n" for s in typed]
-    out.append("}\n")
-    out.append("\n#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L\n")
-    out.append("/* %d generic calls: %s. */\nstatic void generic_names(void)\n{\n"
-               % (len(generic), ", ".join(generic_names)))
-    out[-1] = wrap_comment(out[-1])
-    out += [wrap_call("    " + s) + "\n" for s in generic]
-    out.append("}\n#else\nstatic void generic_names(void) {}\n#endif\n")
-    out.append("\nint main(int argc, char **argv)\n{\n    (void)argv;\n    if (argc > 1000) {\n"
-               "        typed_names();\n        generic_names();\n    }\n")
-    out.append('    printf("names: %d functions, %d generic calls referenced\\n");\n'
-               % (len(typed), len(generic)))
+        if re.search(r"\bv_%s\b" % t.name, text):
+            out.append("static %s v_%s[4];\n" % (t.ctype, t.name))
+    if re.search(r"\bv_bytes\b", text):
+        out.append("static unsigned char v_bytes[4 * 16];\n")
+    if re.search(r"\bstatus\b", text):
+        out.append("static int status[4];\n")
+    if re.search(r"\bindices\b", text):
+        out.append("static size_t indices[4];\n")
+    out.append("static size_t n;\n")
+    calls = []
+    if typed:
+        out.append("\n/* %d functions. */\nstatic void typed_names(void)\n{\n" % len(typed))
+        out += [wrap_call("    " + s) + "\n" for s in typed]
+        out.append("}\n")
+        calls.append("typed_names();")
+    if generic:
+        out.append("\n#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L\n")
+        out.append(wrap_comment("/* %d generic calls: %s. */\nstatic void generic_names(void)\n{\n"
+                                % (len(generic), ", ".join(generic_names))))
+        out += [wrap_call("    " + s) + "\n" for s in generic]
+        out.append("}\n#else\nstatic void generic_names(void) {}\n#endif\n")
+        calls.append("generic_names();")
+    out.append("\nint main(int argc, char **argv)\n{\n    (void)argv;\n    if (argc > 1000) {\n")
+    out += ["        %s\n" % c for c in calls]
+    out.append("    }\n")
+    out.append('    printf("%s: %d functions, %d generic calls referenced\\n");\n'
+               % (label, len(typed), len(generic)))
     out.append("    return n == 0 ? 0 : 1;\n}\n")
-    return "".join(out), names, generic_names
+    return "".join(out)
+
+
+def names_tests():
+    return {
+        "tests/names/names_rma_gen.c": names_program(
+            "names_rma", "Every typed, sized and mem RMA function referenced from a program that includes "
+            "shmem.h.", typed_stmts(functions_of("api/rma_api.h")), []),
+        "tests/names/names_sync_gen.c": names_program(
+            "names_sync", "Every typed point-to-point synchronisation function referenced from a program "
+            "that includes\n * shmem.h.", typed_stmts(functions_of("api/wait_api.h")), []),
+        "tests/names/names_generic_gen.c": names_program(
+            "names_generic", "Every C11 generic form of RMA and point-to-point synchronisation (volatile "
+            "ivars included)\n * referenced from a program that includes shmem.h.", [],
+            generic_rma() + generic_sync()),
+        "tests/names/names_amo_gen.c": names_program(
+            "names_amo", "Every typed, ctx, non-blocking and deprecated AMO function referenced from a "
+            "program that\n * includes shmem.h.", typed_stmts(functions_of("api/amo_api.h")), []),
+        "tests/names/names_amo_generic_gen.c": names_program(
+            "names_amo_generic", "Every C11 generic AMO form, the deprecated ones included, referenced from "
+            "a program that\n * includes shmem.h.", [], generic_amo() + generic_amo_deprecated()),
+        "tests/names/names_signal_gen.c": names_program(
+            "names_signal", "Every typed, sized and mem put with signal and its C11 generic forms, and the "
+            "hand-written\n * signal and lock calls (signal_fetch, signal_add, signal_set, "
+            "signal_wait_until, set_lock, ...),\n * referenced from a program that includes shmem.h.",
+            typed_stmts(functions_of("api/signal_api.h")) + hand_stmts(), generic_rma(SIGNAL_OPS)),
+    }
 
 
 def wrap_comment(text):
@@ -554,33 +905,58 @@ def generated_files():
     files = {
         "include/shoal/rma_gen.h": rma_header(),
         "include/shoal/wait_gen.h": wait_header(),
+        "include/shoal/amo_gen.h": amo_header(),
+        "include/shoal/signal_gen.h": signal_header(),
         "include/shoal/generic_gen.h": generic_header(),
+        "include/shoal/generic_amo_gen.h": generic_amo_header(),
+        "include/shoal/generic_signal_gen.h": generic_signal_header(),
     }
     for path, summary, header, make in SOURCES:
         files[path] = render_source(summary, header, make())
-    files["tests/names/names_gen.c"] = names_test()[0]
+    files.update(names_tests())
     return files
+
+
+def category(name):
+    if "lock" in name:
+        return "lock"
+    if "signal" in name:
+        return "signal"
+    old = "|".join(o for o, _ in DEPRECATED_AMO)
+    if "atomic" in name or re.match(r"^shmem_([a-z0-9]+_)?(%s)$" % old, name):
+        return "AMO"
+    return "RMA/sync"
 
 
 def reconcile(names_path):
     with open(names_path) as f:
         standard = {line.strip() for line in f if line.strip()}
-    _, typed, generic = names_test()
-    ours = set(typed) | set(generic)
-    # The families of this script: names built from the RMA and sync verbs.
-    verbs = [op.base + op.suffix for op in RMA_OPS.values()]
+    typed = set(all_functions())
+    generic = {"shmem_" + forms[0].name for forms, _ in all_generic_families()}
+    hand = {fn.name for fn, _ in HAND_WRITTEN}
+    ours = typed | generic
+    covered = ours | hand  # referenced by the names tests
+    # The families of this script: names built from its verbs, and the
+    # hand-written lock and signal calls.
+    verbs = [op.base + op.suffix for op in list(RMA_OPS.values()) + list(SIGNAL_OPS.values())]
     verbs += [op.name for op in WAIT_OPS + TEST_OPS] + [DEPRECATED_WAIT.name]
+    verbs += ["atomic_" + key for key in AMO_OPS] + [old for old, _ in DEPRECATED_AMO]
     typenames = "|".join(t.name for t in TYPES)
-    verbs_re = "|".join(sorted(verbs, key=len, reverse=True))
+    verbs_re = "|".join(sorted(set(verbs), key=len, reverse=True))
     fam = re.compile(r"^shmem_(ctx_)?((%s)_)?(%s)$" % (typenames, verbs_re))
-    sized = re.compile(r"^shmem_(ctx_)?(put|get|iput|iget|ibput|ibget)(8|16|32|64|128|mem)(_nbi)?$")
-    in_family = {n for n in standard if fam.match(n) or sized.match(n)}
-    missing = sorted(in_family - ours)
-    extra = sorted(ours - standard)
-    print("generated %d typed/sized/mem names and %d generic names" % (len(typed), len(generic)))
-    print("standard names in these families: %d" % len(in_family))
-    print("in the list, not generated (%d): %s" % (len(missing), " ".join(missing) or "none"))
-    print("generated, not in the list (%d): %s" % (len(extra), " ".join(extra) or "none"))
+    sized = re.compile(r"^shmem_(ctx_)?(put|get|iput|iget|ibput|ibget)(8|16|32|64|128|mem)(_signal)?(_nbi)?$")
+    in_family = {n for n in standard if fam.match(n) or sized.match(n) or "lock" in n or "signal" in n}
+    print("generated %d typed/sized/mem names and %d generic names; %d hand-written names referenced"
+          % (len(typed), len(generic), len(hand)))
+    for cat in ("RMA/sync", "AMO", "signal", "lock"):
+        listed = {n for n in in_family if category(n) == cat}
+        mine = {n for n in covered if category(n) == cat}
+        missing = sorted(listed - covered)
+        extra = sorted(mine - standard)
+        print("%s: %d in the list, %d covered (%d generated, %d hand-written)"
+              % (cat, len(listed), len(listed & covered), len(listed & ours), len(listed & hand)))
+        print("  in the list, not covered (%d): %s" % (len(missing), " ".join(missing) or "none"))
+        print("  covered, not in the list (%d): %s" % (len(extra), " ".join(extra) or "none"))
     return 0
 
 

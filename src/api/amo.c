@@ -32,8 +32,7 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
                    const void *cond, size_t elem, int pe, const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     if (SHOAL_UNLIKELY(elem != 4 && elem != 8))
         shoal_api_fail(call, "atomics on %zu-byte elements are not supported (4 or 8 bytes)", elem);
     size_t off;

@@ -45,8 +45,18 @@ void shoal_api_fail_address(const char *call, const char *what, const void *addr
                    (void *)(d + shoal_rt.seg_size[SHOAL_SEG_DATA]));
 }
 
+int shoal_api_ctx_pe_slow(const char *call, shmem_ctx_t ctx, int pe)
+{
+    shoal_check_ctx(call, ctx);
+    const struct shoal_team *team = ctx->team;
+    if (SHOAL_UNLIKELY((unsigned)pe >= (unsigned)team->size))
+        shoal_api_fail(call, "PE %d is out of range for the context's team: valid PEs are 0 to %d", pe,
+                       team->size - 1);
+    return shoal_team_world_pe(team, pe);
+}
+
 void shoal_api_fail_ctx(const char *call, shmem_ctx_t ctx)
 {
     if (ctx == SHMEM_CTX_INVALID) shoal_api_fail(call, "context is SHMEM_CTX_INVALID");
-    shoal_api_fail(call, "context %p is not a valid context of this PE", (void *)ctx);
+    shoal_api_fail(call, "context %p is not a valid context (never created, or already destroyed)", (void *)ctx);
 }

@@ -7,7 +7,9 @@
 #include <shmem.h>
 #include <stddef.h>
 
+#include "core/ctx.h"
 #include "core/route.h"
+#include "core/team.h"
 #include "core/runtime.h"
 
 void shoal_api_fail(const char *call, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -32,7 +34,20 @@ static inline void shoal_check_pe(const char *call, int pe)
 
 static inline void shoal_check_ctx(const char *call, shmem_ctx_t ctx)
 {
-    if (SHOAL_UNLIKELY(ctx != SHMEM_CTX_DEFAULT)) shoal_api_fail_ctx(call, ctx);
+    if (SHOAL_UNLIKELY(!shoal_ctx_valid(ctx))) shoal_api_fail_ctx(call, ctx);
+}
+
+int shoal_api_ctx_pe_slow(const char *call, shmem_ctx_t ctx, int pe);
+
+/* The world PE that pe names on ctx: PE numbers of a context's operations
+ * count in the context's team. Fails the call for a bad context or PE. */
+static inline int shoal_check_ctx_pe(const char *call, shmem_ctx_t ctx, int pe)
+{
+    if (SHOAL_LIKELY(ctx == SHMEM_CTX_DEFAULT)) {
+        shoal_check_pe(call, pe);
+        return pe;
+    }
+    return shoal_api_ctx_pe_slow(call, ctx, pe);
 }
 
 /* Segment of the symmetric range [addr, addr+len); fails the call if the

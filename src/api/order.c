@@ -26,7 +26,7 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
     shoal_check_init(call);
     shoal_check_ctx(call, ctx);
     if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
-    for (size_t i = 0; i < npes; i++) shoal_check_pe(call, target_pes[i]);
+    for (size_t i = 0; i < npes; i++) shoal_check_ctx_pe(call, ctx, target_pes[i]);
     shoal_rt.transport->quiet();
 }
 

@@ -17,8 +17,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
                    const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
     char *remote = shoal_route_direct(seg, off, pe);
@@ -34,8 +33,7 @@ void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
                    const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
     const char *remote = shoal_route_direct(seg, off, pe);
@@ -93,8 +91,7 @@ static inline void load_element(void *out, const void *src, size_t elem)
 void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
     char *remote = shoal_route_direct(seg, off, pe);
@@ -109,8 +106,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
 void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, int pe, const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);
     const char *remote = shoal_route_direct(seg, off, pe);
@@ -158,8 +154,7 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
                              ptrdiff_t sst, size_t run, size_t count, size_t elem, int pe, const char *call)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     const void *sym = is_put ? (const void *)dest : source;
     ptrdiff_t sym_stride = is_put ? dst : sst;
     size_t off;

@@ -61,8 +61,7 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 static void signal_call(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_check_init(call);
-    shoal_check_ctx(call, ctx);
-    shoal_check_pe(call, pe);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
     signal_update(call, sig_addr, signal, sig_op, pe);
 }
 

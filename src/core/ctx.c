@@ -3,4 +3,5 @@
 
 #include "core/ctx.h"
 
-struct shoal_ctx shmem_ctx_default_object = {.options = 0, .is_default = 1};
+struct shoal_ctx shmem_ctx_default_object = {
+    .magic = SHOAL_CTX_MAGIC, .options = 0, .team = &shmem_team_world_object, .next_of_team = 0};

@@ -12,6 +12,8 @@
 
 #include "util/status.h"
 
+struct shoal_ctx;
+
 #define SHOAL_TEAM_MAGIC 0x5445414Du
 
 struct shoal_team {
@@ -23,6 +25,7 @@ struct shoal_team {
     shmem_team_config_t config;
     long config_mask;
     int contexts;     /* contexts created from this team and alive */
+    struct shoal_ctx *ctx_list; /* those contexts, destroyed with the team */
     int predefined;   /* world and shared cannot be destroyed */
 };
 
