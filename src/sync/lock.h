@@ -1,5 +1,5 @@
-/* lock.h: OpenSHMEM distributed locks as a queue (MCS) lock, first come
- * first served. seg/offset locate the symmetric `long` lock variable. */
+/* lock.h: OpenSHMEM distributed locks as a ticket lock, first come first
+ * served. seg/offset locate the symmetric `long` lock variable. */
 #ifndef SHOAL_SYNC_LOCK_H
 #define SHOAL_SYNC_LOCK_H
 
