@@ -201,6 +201,7 @@ static inline void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr
 #include <shoal/wait_gen.h>
 #include <shoal/amo_gen.h>
 #include <shoal/signal_gen.h>
+#include <shoal/coll_gen.h>
 #include <shoal/generic_gen.h>
 
 #endif /* SHMEM_H */

@@ -3,26 +3,34 @@
 
 DESIGN.md principle 3: one byte-based core, generated typed wrappers. This
 script holds the type table (TYPES) and the shape of each family (RMA_OPS,
-SYNC_OPS) and writes plain C that a reader can grep and a debugger can step
-into:
+SYNC_OPS, AMO_OPS, SIGNAL_OPS, REDUCE_OPS, COLL_OPS) and writes plain C that
+a reader can grep and a debugger can step into:
 
   include/shoal/rma_gen.h       declarations of the RMA families
   include/shoal/wait_gen.h      declarations of the point-to-point sync families
   include/shoal/amo_gen.h       declarations of the AMO families (typed, ctx, nbi, deprecated)
   include/shoal/signal_gen.h    declarations of the put-with-signal families
+  include/shoal/coll_gen.h      declarations of the team data collectives and their
+                                deprecated active-set forms (broadcast32, ...)
+  include/shoal/reduce_gen.h    declarations of the team reductions, 1.6 sum scans and the
+                                deprecated TYPENAME_OP_to_all
   include/shoal/generic*_gen.h  C11 _Generic macros (shmem_put, shmem_wait_until,
-                                shmem_atomic_fetch_add, shmem_put_signal, ...)
+                                shmem_atomic_fetch_add, shmem_put_signal, shmem_sum_reduce,
+                                shmem_broadcast, ...)
   src/api/*_gen.c               one short definition per name, calling src/api/rma_api.h,
-                                wait_api.h, amo_api.h or signal_api.h
+                                wait_api.h, amo_api.h, signal_api.h or coll_api.h
   tests/names/names_*_gen.c     programs that reference every generated name (and the
-                                hand-written lock and signal names)
+                                hand-written lock, signal, team, context and barrier names)
 
 Usage:
   python3 scripts/gen_api.py                rewrite the generated files
   python3 scripts/gen_api.py --check        exit 1 if any generated file is out of date
-  python3 scripts/gen_api.py --names FILE   compare the generated names with a list of
-                                            standard names (one per line), e.g.
-                                            ../shared/api/openshmem-c-names.txt
+  python3 scripts/gen_api.py --names FILE [--lib LIB]
+                                            reconcile with a list of standard names (one per
+                                            line), e.g. ../shared/api/openshmem-c-names.txt:
+                                            by family, what is generated, hand-written, or
+                                            declared nowhere; with LIB (libshoal.so), the
+                                            declared functions it does not define
 
 Python 3 standard library only.
 """
@@ -52,38 +60,53 @@ WIDTH = 110  # the project's line width
 #          "amo": standard AMO types (fetch_inc, inc, fetch_add, add, compare_swap)
 #          "amo_ext": extended AMO types (fetch, set, swap)
 #          "amo_bit": bitwise AMO types (and, or, xor and their fetch forms)
+#          "red_bit": team reductions and, or, xor (OpenSHMEM 1.5 reduction table)
+#          "red_minmax": team reductions max, min
+#          "red_sum": team reductions sum, prod, and the sum scans (1.6 inscan, exscan)
+#          "to_all": the deprecated active-set reductions shmem_TYPENAME_OP_to_all, each
+#                    over this set and the set of its team reduction
+#          The team data collectives (broadcast, collect, fcollect, alltoall,
+#          alltoalls) take the "rma" types.
 # generic  True for the distinct C types that the _Generic lists map; typedefs
 #          (int32_t, size_t, ...) are one of these and must not repeat in a list
 # ---------------------------------------------------------------------------
 Type = namedtuple("Type", "name ctype size signed families generic")
 
 RMA, SYNC, WAIT, AMO, EXT, BIT = "rma", "sync", "wait", "amo", "amo_ext", "amo_bit"
+RED_BIT, RED_MINMAX, RED_SUM, TO_ALL = "red_bit", "red_minmax", "red_sum", "to_all"
+
+_RED = {RED_MINMAX, RED_SUM}  # min/max/sum/prod reductions, sum scans
+_RED_INT = _RED | {RED_BIT}  # and the bitwise reductions
 
 TYPES = [
-    Type("float", "float", 4, True, {RMA, EXT}, True),
-    Type("double", "double", 8, True, {RMA, EXT}, True),
-    Type("longdouble", "long double", None, True, {RMA}, True),
-    Type("char", "char", 1, None, {RMA}, True),
-    Type("schar", "signed char", 1, True, {RMA}, True),
-    Type("short", "short", None, True, {RMA, SYNC, WAIT}, True),
-    Type("int", "int", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
-    Type("long", "long", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
-    Type("longlong", "long long", None, True, {RMA, SYNC, WAIT, AMO, EXT}, True),
-    Type("uchar", "unsigned char", 1, False, {RMA}, True),
-    Type("ushort", "unsigned short", None, False, {RMA, SYNC}, True),
-    Type("uint", "unsigned int", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
-    Type("ulong", "unsigned long", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
-    Type("ulonglong", "unsigned long long", None, False, {RMA, SYNC, AMO, EXT, BIT}, True),
-    Type("int8", "int8_t", 1, True, {RMA}, False),
-    Type("int16", "int16_t", 2, True, {RMA}, False),
-    Type("int32", "int32_t", 4, True, {RMA, SYNC, AMO, EXT, BIT}, False),
-    Type("int64", "int64_t", 8, True, {RMA, SYNC, AMO, EXT, BIT}, False),
-    Type("uint8", "uint8_t", 1, False, {RMA}, False),
-    Type("uint16", "uint16_t", 2, False, {RMA}, False),
-    Type("uint32", "uint32_t", 4, False, {RMA, SYNC, AMO, EXT, BIT}, False),
-    Type("uint64", "uint64_t", 8, False, {RMA, SYNC, AMO, EXT, BIT}, False),
-    Type("size", "size_t", None, False, {RMA, SYNC, AMO, EXT}, False),
-    Type("ptrdiff", "ptrdiff_t", None, True, {RMA, SYNC, AMO, EXT}, False),
+    Type("float", "float", 4, True, {RMA, EXT, TO_ALL} | _RED, True),
+    Type("double", "double", 8, True, {RMA, EXT, TO_ALL} | _RED, True),
+    Type("longdouble", "long double", None, True, {RMA, TO_ALL} | _RED, True),
+    Type("char", "char", 1, None, {RMA} | _RED, True),
+    Type("schar", "signed char", 1, True, {RMA} | _RED, True),
+    Type("short", "short", None, True, {RMA, SYNC, WAIT, TO_ALL} | _RED_INT, True),
+    Type("int", "int", None, True, {RMA, SYNC, WAIT, AMO, EXT, TO_ALL} | _RED_INT, True),
+    Type("long", "long", None, True, {RMA, SYNC, WAIT, AMO, EXT, TO_ALL} | _RED_INT, True),
+    Type("longlong", "long long", None, True, {RMA, SYNC, WAIT, AMO, EXT, TO_ALL} | _RED_INT, True),
+    Type("uchar", "unsigned char", 1, False, {RMA} | _RED_INT, True),
+    Type("ushort", "unsigned short", None, False, {RMA, SYNC} | _RED_INT, True),
+    Type("uint", "unsigned int", None, False, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, True),
+    Type("ulong", "unsigned long", None, False, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, True),
+    Type("ulonglong", "unsigned long long", None, False, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, True),
+    Type("int8", "int8_t", 1, True, {RMA} | _RED_INT, False),
+    Type("int16", "int16_t", 2, True, {RMA} | _RED_INT, False),
+    Type("int32", "int32_t", 4, True, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, False),
+    Type("int64", "int64_t", 8, True, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, False),
+    Type("uint8", "uint8_t", 1, False, {RMA} | _RED_INT, False),
+    Type("uint16", "uint16_t", 2, False, {RMA} | _RED_INT, False),
+    Type("uint32", "uint32_t", 4, False, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, False),
+    Type("uint64", "uint64_t", 8, False, {RMA, SYNC, AMO, EXT, BIT} | _RED_INT, False),
+    Type("size", "size_t", None, False, {RMA, SYNC, AMO, EXT} | _RED_INT, False),
+    Type("ptrdiff", "ptrdiff_t", None, True, {RMA, SYNC, AMO, EXT} | _RED, False),
+    # Complex types: sum and prod only. C++ declares them over std::complex
+    # (same layout; only pointers are passed): see CXX_COMPLEX.
+    Type("complexf", "float _Complex", 8, True, {RED_SUM, TO_ALL}, True),
+    Type("complexd", "double _Complex", 16, True, {RED_SUM, TO_ALL}, True),
 ]
 
 # Sized RMA: shmem_put8 ... shmem_put128 move elements of bits/8 bytes.
@@ -93,7 +116,8 @@ SIZED_BITS = [8, 16, 32, 64, 128]
 # Typedefs that may join a _Generic list all the same: in the bitwise list
 # (unsigned int, unsigned long, unsigned long long) the signed int32_t and
 # int64_t are compatible with none of the others, whatever the platform.
-GENERIC_EXTRA = {BIT: ["int32", "int64"]}
+# Likewise int8_t (signed char, which the bitwise reduction list lacks).
+GENERIC_EXTRA = {BIT: ["int32", "int64"], RED_BIT: ["int8"]}
 
 
 def types_of(family):
@@ -376,6 +400,158 @@ AMO_BLOCKING = [k for k in AMO_OPS if not k.endswith("_nbi")]
 AMO_NBI = [k for k in AMO_OPS if k.endswith("_nbi")]
 
 # ---------------------------------------------------------------------------
+# Collectives (OpenSHMEM 1.5 section 9.9, 1.6 scans). Every one is a call of
+# an entry point of src/api/coll_api.h: team forms return its int, the
+# deprecated active-set forms (PE_start, logPE_stride, PE_size, pSync) call
+# its *_set form. Reductions and scans pass the element type as an enum
+# shoal_dtype (DTYPE), the data collectives its size (ELEM).
+# ---------------------------------------------------------------------------
+
+# The reduction operators and the type family of each.
+REDUCE_OPS = [("and", RED_BIT), ("or", RED_BIT), ("xor", RED_BIT), ("max", RED_MINMAX),
+              ("min", RED_MINMAX), ("sum", RED_SUM), ("prod", RED_SUM)]
+
+# Sum scans (OpenSHMEM 1.6): the name and whether it is inclusive.
+SCAN_OPS = [("inscan", 1), ("exscan", 0)]
+
+# Data collectives: team parameters and call, active-set parameters and call.
+CollOp = namedtuple("CollOp", "params body set_params set_body")
+_SET_TAIL = "int PE_start, int logPE_stride, int PE_size, long *pSync"
+_SET_ARGS = "PE_start, logPE_stride, PE_size, pSync, CALL"
+COLL_OPS = {
+    "broadcast": CollOp(
+        "shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root",
+        "return shoal_api_broadcast(team, dest, source, nelems, ELEM, PE_root, CALL);",
+        "T *dest, const T *source, size_t nelems, int PE_root, " + _SET_TAIL,
+        "shoal_api_broadcast_set(dest, source, nelems, ELEM, PE_root, " + _SET_ARGS + ");"),
+    "collect": CollOp(
+        "shmem_team_t team, T *dest, const T *source, size_t nelems",
+        "return shoal_api_collect(team, dest, source, nelems, ELEM, CALL);",
+        "T *dest, const T *source, size_t nelems, " + _SET_TAIL,
+        "shoal_api_collect_set(dest, source, nelems, ELEM, " + _SET_ARGS + ");"),
+    "fcollect": CollOp(
+        "shmem_team_t team, T *dest, const T *source, size_t nelems",
+        "return shoal_api_fcollect(team, dest, source, nelems, ELEM, CALL);",
+        "T *dest, const T *source, size_t nelems, " + _SET_TAIL,
+        "shoal_api_fcollect_set(dest, source, nelems, ELEM, " + _SET_ARGS + ");"),
+    "alltoall": CollOp(
+        "shmem_team_t team, T *dest, const T *source, size_t nelems",
+        "return shoal_api_alltoall(team, dest, source, nelems, ELEM, CALL);",
+        "T *dest, const T *source, size_t nelems, " + _SET_TAIL,
+        "shoal_api_alltoall_set(dest, source, nelems, ELEM, " + _SET_ARGS + ");"),
+    "alltoalls": CollOp(
+        "shmem_team_t team, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems",
+        "return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, ELEM, CALL);",
+        "T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, " + _SET_TAIL,
+        "shoal_api_alltoalls_set(dest, source, dst, sst, nelems, ELEM, " + _SET_ARGS + ");"),
+}
+
+# The deprecated active-set data collectives exist for 32- and 64-bit elements.
+COLL_SET_BITS = [32, 64]
+
+_FLOAT_DTYPES = {"float": "SHOAL_DT_FLOAT", "double": "SHOAL_DT_DOUBLE", "longdouble": "SHOAL_DT_LONGDOUBLE",
+                 "complexf": "SHOAL_DT_COMPLEXF", "complexd": "SHOAL_DT_COMPLEXD"}
+
+
+def dtype_of(t):
+    """The enum shoal_dtype of t, as a constant expression."""
+    if t.name in _FLOAT_DTYPES:
+        return _FLOAT_DTYPES[t.name]
+    signed = "(char)-1 < 0" if t.signed is None else "1" if t.signed else "0"
+    return "SHOAL_DTYPE_INT(sizeof(%s), %s)" % (t.ctype, signed)
+
+
+def coll_fn(name, ret, params, body, ctype, elem="", dtype=""):
+    call = '"' + name + '"'
+    return Fn(name, ret, subst(params, ctype),
+              [subst(line, ctype, elem, call=call).replace("DTYPE", dtype) for line in body])
+
+
+def reduce_name(t, op):
+    return "shmem_%s_%s_reduce" % (t.name, op)
+
+
+def reduce_typed(ops):
+    out = []
+    for op, family in REDUCE_OPS:
+        if op not in ops:
+            continue
+        for t in types_of(family):
+            out.append(coll_fn(reduce_name(t, op), "int",
+                               "shmem_team_t team, T *dest, const T *source, size_t nreduce",
+                               ["return shoal_api_reduce(team, dest, source, nreduce, DTYPE, SHOAL_RED_%s, "
+                                "CALL);" % op.upper()], t.ctype, dtype=dtype_of(t)))
+    return out
+
+
+def scan_name(t, op):
+    return "shmem_%s_sum_%s" % (t.name, op)
+
+
+def scan_typed():
+    out = []
+    for op, inclusive in SCAN_OPS:
+        for t in types_of(RED_SUM):
+            out.append(coll_fn(scan_name(t, op), "int",
+                               "shmem_team_t team, T *dest, const T *source, size_t nelems",
+                               ["return shoal_api_scan(team, dest, source, nelems, DTYPE, %d, CALL);"
+                                % inclusive],
+                               t.ctype, dtype=dtype_of(t)))
+    return out
+
+
+def to_all_name(t, op):
+    return "shmem_%s_%s_to_all" % (t.name, op)
+
+
+def to_all_typed():
+    """The deprecated active-set reductions. nreduce is an int there: a
+    negative one becomes a size the entry point rejects."""
+    out = []
+    for op, family in REDUCE_OPS:
+        for t in types_of(family):
+            if TO_ALL not in t.families:
+                continue
+            out.append(coll_fn(to_all_name(t, op), "void",
+                               "T *dest, const T *source, int nreduce, int PE_start, int logPE_stride, "
+                               "int PE_size, T *pWrk, long *pSync",
+                               ["shoal_api_reduce_set(dest, source, (size_t)nreduce, DTYPE, SHOAL_RED_%s, "
+                                "PE_start, logPE_stride, PE_size, pWrk, pSync, CALL);" % op.upper()],
+                               t.ctype, dtype=dtype_of(t)))
+    return out
+
+
+def coll_name(t, key):
+    return "shmem_%s_%s" % (t.name, key)
+
+
+def coll_typed(keys):
+    """Team data collectives over the RMA types, then the mem (byte) forms."""
+    out = []
+    for key in keys:
+        op = COLL_OPS[key]
+        for t in types_of(RMA):
+            out.append(coll_fn(coll_name(t, key), "int", op.params, [op.body], t.ctype,
+                               "sizeof(" + t.ctype + ")"))
+    for key in keys:
+        op = COLL_OPS[key]
+        out.append(coll_fn("shmem_%smem" % key, "int", op.params, [op.body], "void", "1"))
+    return out
+
+
+def coll_set():
+    """Deprecated active-set data collectives: shmem_broadcast32, ..."""
+    out = []
+    for key, op in COLL_OPS.items():
+        for bits in COLL_SET_BITS:
+            out.append(coll_fn("shmem_%s%d" % (key, bits), "void", op.set_params, [op.set_body], "void",
+                               str(bits // 8)))
+    return out
+
+
+COLL_DATA = ["broadcast", "collect", "fcollect", "alltoall", "alltoalls"]
+
+# ---------------------------------------------------------------------------
 # Families, grouped into the generated .c files (each under ~800 lines).
 # ---------------------------------------------------------------------------
 SOURCES = [
@@ -415,6 +591,21 @@ SOURCES = [
      "api/signal_api.h", signal_typed),
     ("src/api/signal_sized_gen.c", "Sized (8..128 bits) and mem (bytes) puts with signal.",
      "api/signal_api.h", signal_sized),
+    ("src/api/coll_reduce_bitwise_gen.c", "Team reductions: and_reduce, or_reduce, xor_reduce.",
+     "api/coll_api.h", lambda: reduce_typed(["and", "or", "xor"])),
+    ("src/api/coll_reduce_minmax_gen.c", "Team reductions: max_reduce, min_reduce.",
+     "api/coll_api.h", lambda: reduce_typed(["max", "min"])),
+    ("src/api/coll_reduce_sum_gen.c", "Team reductions: sum_reduce, prod_reduce.",
+     "api/coll_api.h", lambda: reduce_typed(["sum", "prod"])),
+    ("src/api/coll_scan_gen.c", "Team sum scans (OpenSHMEM 1.6): sum_inscan, sum_exscan.",
+     "api/coll_api.h", scan_typed),
+    ("src/api/coll_bcast_gen.c", "Team data collectives: broadcast, collect, fcollect and their mem forms.",
+     "api/coll_api.h", lambda: coll_typed(["broadcast", "collect", "fcollect"])),
+    ("src/api/coll_alltoall_gen.c", "Team data collectives: alltoall, alltoalls and their mem forms.",
+     "api/coll_api.h", lambda: coll_typed(["alltoall", "alltoalls"])),
+    ("src/api/coll_active_set_gen.c", "Deprecated active-set collectives: broadcast32/64, collect32/64, "
+     "fcollect32/64,\n * alltoall32/64, alltoalls32/64 and the TYPENAME_OP_to_all reductions.",
+     "api/coll_api.h", lambda: coll_set() + to_all_typed()),
 ]
 
 
@@ -448,12 +639,26 @@ def wrap(head, args, tail):
     return "\n".join(lines)
 
 
+def split_args(text):
+    """Comma-separated arguments, commas inside parentheses kept."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    args.append(cur.strip())
+    return args
+
+
 def wrap_call(line):
     """A body line "f(a, b, ...);" or "return f(...);" wrapped to WIDTH."""
     m = re.match(r"^(.*?\w\()(.*)(\);)$", line)
     if len(line) <= WIDTH or not m:
         return line
-    return wrap(m.group(1), [a.strip() for a in m.group(2).split(", ")], m.group(3))
+    return wrap(m.group(1), split_args(m.group(2)), m.group(3))
 
 
 def split_params(params):
@@ -478,13 +683,43 @@ def render_source(summary, header, fns):
     return "".join(out)
 
 
+# C++ has no _Complex: there the complex forms take std::complex, whose
+# layout is the C type's (the standard says so for both languages).
+CXX_COMPLEX = {"float _Complex": "std::complex<float>", "double _Complex": "std::complex<double>"}
+
+
+def is_complex(fn):
+    return any(c in fn.params or c in fn.ret for c in CXX_COMPLEX)
+
+
+def cxx_signature(fn, tail):
+    ret, params = fn.ret, fn.params
+    for c, cxx in CXX_COMPLEX.items():
+        ret, params = ret.replace(c, cxx), params.replace(c, cxx)
+    return signature(Fn(fn.name, ret, params, fn.body), tail)
+
+
 def render_header(guard, summary, includes, groups, after=()):
+    """Declarations by group; the complex ones go last, in a block that C++
+    sees with std::complex."""
+    complex_fns = [fn for _, fns in groups for fn in fns if is_complex(fn)]
     out = [banner(summary), "#ifndef %s\n#define %s\n\n" % (guard, guard)]
     out += ["#include <%s>\n" % inc for inc in includes]
+    if complex_fns:
+        out.append("#ifdef __cplusplus\n#include <complex>\n#endif\n")
     out.append("\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n")
     for title, fns in groups:
         out.append("\n/* %s */\n" % title)
-        out += [signature(fn, ";") + "\n" for fn in fns]
+        out += [signature(fn, ";") + "\n" for fn in fns if not is_complex(fn)]
+    if complex_fns:
+        out.append("\n/* The float _Complex and double _Complex forms of the above. C++ has no "
+                   "_Complex: there they\n * take std::complex<float> and std::complex<double>, of the "
+                   "same layout. */\n"
+                   "#ifdef __cplusplus\n")
+        out += [cxx_signature(fn, ";") + "\n" for fn in complex_fns]
+        out.append("#else\n")
+        out += [signature(fn, ";") + "\n" for fn in complex_fns]
+        out.append("#endif\n")
     out.append("\n#ifdef __cplusplus\n}\n#endif\n")
     out += ["\n" + line + "\n" for line in after]
     out.append("\n#endif /* %s */\n" % guard)
@@ -540,6 +775,42 @@ def signal_header():
                          "put_signal_nbi and their ctx forms.", ["stddef.h", "stdint.h"], groups,
                          ["/* C11 generic names: shmem_put_signal, shmem_put_signal_nbi. */\n"
                           "#include <shoal/generic_signal_gen.h>"])
+
+
+def coll_header():
+    groups = [("Broadcast from PE_root of the team to every other member.", coll_typed(["broadcast"])),
+              ("Concatenation of every member's source, in team order: collect takes nelems per "
+               "member that may\n * differ, fcollect the same nelems everywhere.",
+               coll_typed(["collect", "fcollect"])),
+              ("All-to-all exchange of nelems per pair of members; alltoalls with element strides dst "
+               "and sst.", coll_typed(["alltoall", "alltoalls"])),
+              ("Deprecated active-set forms (members PE_start + i * 2^logPE_stride, i < PE_size; pSync "
+               "of\n * SHMEM_*_SYNC_SIZE longs, all SHMEM_SYNC_VALUE) over 32- and 64-bit elements.",
+               coll_set())]
+    summary = paragraph("Collectives: the team data collectives broadcast, collect, fcollect, alltoall, "
+                        "alltoalls (typed and mem) and their deprecated active-set forms (broadcast32, "
+                        "...); the reductions and scans are in reduce_gen.h. Team forms return 0 on "
+                        "success.")
+    return render_header("SHOAL_COLL_GEN_H", summary, ["stddef.h", "stdint.h"], groups,
+                         ["/* Reductions, scans and the deprecated TYPENAME_OP_to_all. */\n"
+                          "#include <shoal/reduce_gen.h>",
+                          "/* C11 generic names: shmem_broadcast, shmem_sum_reduce, ... */\n"
+                          "#include <shoal/generic_coll_gen.h>"])
+
+
+def reduce_header():
+    groups = [("Bitwise team reductions: dest[i] = source[i] of every member combined, i < nreduce.",
+               reduce_typed(["and", "or", "xor"])),
+              ("Team reductions: maximum and minimum.", reduce_typed(["max", "min"])),
+              ("Team reductions: sum and product.", reduce_typed(["sum", "prod"])),
+              ("Team sum scans (OpenSHMEM 1.6): member k gets the sum over members 0..k (inscan) or "
+               "0..k-1\n * (exscan).", scan_typed()),
+              ("Deprecated active-set reductions (pWrk and pSync sized as the standard says, with\n * "
+               "SHMEM_REDUCE_MIN_WRKDATA_SIZE and SHMEM_REDUCE_SYNC_SIZE).", to_all_typed())]
+    summary = paragraph("Reductions: the team reductions TYPENAME_{and,or,xor,max,min,sum,prod}_reduce, "
+                        "the 1.6 sum scans (TYPENAME_sum_inscan, TYPENAME_sum_exscan) and the deprecated "
+                        "active-set TYPENAME_OP_to_all. Team forms return 0 on success.")
+    return render_header("SHOAL_REDUCE_GEN_H", summary, ["stddef.h", "stdint.h"], groups)
 
 
 # Generic macros. Each entry: the generic name, the generic forms
@@ -609,8 +880,25 @@ def generic_amo_deprecated():
     return out
 
 
+def generic_reduce():
+    out = []
+    for op, family in REDUCE_OPS:
+        out.append(([Generic(op + "_reduce", ["team", "dest", "source", "nreduce"], 1, ("",),
+                             lambda t, o=op: reduce_name(t, o))], generic_types(family)))
+    return out
+
+
+def generic_coll():
+    out = []
+    for key, op in COLL_OPS.items():
+        out.append(([Generic(key, param_names(op.params), 1, ("",), lambda t, k=key: coll_name(t, k))],
+                    [t for t in types_of(RMA) if t.generic]))
+    return out
+
+
 def all_generic_families():
-    return generic_rma() + generic_sync() + generic_amo() + generic_amo_deprecated() + generic_rma(SIGNAL_OPS)
+    return (generic_rma() + generic_sync() + generic_amo() + generic_amo_deprecated()
+            + generic_rma(SIGNAL_OPS) + generic_reduce() + generic_coll())
 
 
 def generic_body(form, types):
@@ -734,11 +1022,69 @@ def generic_signal_header():
         [("Put with signal.", "", generic_rma(SIGNAL_OPS))])
 
 
+def generic_coll_header():
+    return render_generic_header(
+        "SHOAL_GENERIC_COLL_GEN_H",
+        paragraph("C11 type-generic collectives: shmem_sum_reduce(team, dest, source, nreduce) picks "
+                  "shmem_TYPENAME_sum_reduce from the type of dest, shmem_broadcast(team, dest, source, "
+                  "nelems, PE_root) shmem_TYPENAME_broadcast, and so on. Only the distinct C types are "
+                  "listed: int32_t and the other typedefs are one of them; the bitwise reductions also list "
+                  "int8_t (signed char is not of their types). Not in C++ nor before C11."),
+        [("Team reductions.", "", generic_reduce()),
+         ("Team data collectives.", "", generic_coll())])
+
+
 # ---------------------------------------------------------------------------
 # tests/names/names_*_gen.c: programs that reference names from a program
 # that includes shmem.h, inside a branch never taken (argc > 1000), so they
 # compile, link and run without communicating.
 # ---------------------------------------------------------------------------
+
+# Team, context and barrier names written by hand in shmem.h: each with the
+# arguments names_team_gen.c passes (variables of NAMES_VARS).
+HAND_TEAM = [
+    ("shmem_team_my_pe", "int", "SHMEM_TEAM_WORLD"),
+    ("shmem_team_n_pes", "int", "SHMEM_TEAM_WORLD"),
+    ("shmem_team_get_config", "int", "SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &v_config"),
+    ("shmem_team_translate_pe", "int", "SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_SHARED"),
+    ("shmem_team_split_strided", "int", "SHMEM_TEAM_WORLD, 0, 1, 1, &v_config, 0, &v_team"),
+    ("shmem_team_split_2d", "int", "SHMEM_TEAM_WORLD, 1, &v_config, 0, &v_team, &v_config, 0, &v_team"),
+    ("shmem_team_destroy", "void", "v_team"),
+    ("shmem_team_ptr", "void *", "SHMEM_TEAM_WORLD, v_long, 0"),
+    ("shmem_team_sync", "int", "SHMEM_TEAM_WORLD"),
+    ("shmem_team_create_ctx", "int", "SHMEM_TEAM_WORLD, 0, &v_ctx"),
+    ("shmem_ctx_create", "int", "0, &v_ctx"),
+    ("shmem_ctx_destroy", "void", "v_ctx"),
+    ("shmem_ctx_get_team", "int", "v_ctx, &v_team"),
+    ("shmem_ctx_session_start", "void", "v_ctx"),
+    ("shmem_ctx_session_stop", "void", "v_ctx"),
+    ("shmem_ctx_fence", "void", "v_ctx"),
+    ("shmem_ctx_quiet", "void", "v_ctx"),
+    ("shmem_ctx_pe_quiet", "void", "v_ctx, v_int, 1"),
+    ("shmem_sync", "void", "0, 0, 1, v_psync"),
+    ("shmem_barrier", "void", "0, 0, 1, v_psync"),
+    ("shmem_sync_all", "void", ""),
+    ("shmem_barrier_all", "void", ""),
+]
+
+# Variables of the names programs other than the v_TYPENAME arrays, declared
+# where referenced.
+NAMES_VARS = [
+    ("v_psync", "static long v_psync[SHMEM_SYNC_SIZE];"),
+    ("v_team", "static shmem_team_t v_team;"),
+    ("v_ctx", "static shmem_ctx_t v_ctx;"),
+    ("v_config", "static shmem_team_config_t v_config;"),
+]
+
+
+def hand_team_stmts():
+    out = []
+    for name, ret, args in HAND_TEAM:
+        call = "%s(%s)" % (name, args)
+        out.append(call + ";" if ret == "void" else
+                   "n += (size_t)" + call + ";" if ret == "int" else "n += %s != NULL;" % call)
+    return out
+
 
 # Names written by hand in shmem.h (and implemented by hand) that the names
 # tests reference all the same: each with the TYPENAME of its arguments.
@@ -769,6 +1115,8 @@ def call_args(fn, t):
             "bsize": "1", "nblocks": "1", "dst": "1", "sst": "1", "pe": "0", "cmp": "SHMEM_CMP_EQ",
             "status": "status", "indices": "indices", "fetch": var, "cond": var + "[0]", "lock": var,
             "sig_addr": "v_uint64", "signal": "v_uint64[0]", "sig_op": "SHMEM_SIGNAL_SET",
+            "team": "SHMEM_TEAM_WORLD", "nreduce": "1", "PE_root": "0", "PE_start": "0", "logPE_stride": "0",
+            "PE_size": "1", "pWrk": var, "pSync": "v_psync",
         }[pname])
     return args
 
@@ -830,6 +1178,9 @@ def names_program(label, summary, typed, generic_families):
             out.append("static %s v_%s[4];\n" % (t.ctype, t.name))
     if re.search(r"\bv_bytes\b", text):
         out.append("static unsigned char v_bytes[4 * 16];\n")
+    for var, decl in NAMES_VARS:
+        if re.search(r"\b%s\b" % var, text):
+            out.append(decl + "\n")
     if re.search(r"\bstatus\b", text):
         out.append("static int status[4];\n")
     if re.search(r"\bindices\b", text):
@@ -880,6 +1231,17 @@ def names_tests():
             "hand-written\n * signal and lock calls (signal_fetch, signal_add, signal_set, "
             "signal_wait_until, set_lock, ...),\n * referenced from a program that includes shmem.h.",
             typed_stmts(functions_of("api/signal_api.h")) + hand_stmts(), generic_rma(SIGNAL_OPS)),
+        "tests/names/names_coll_gen.c": names_program(
+            "names_coll", "Every team reduction, sum scan, team data collective (typed and mem) and "
+            "deprecated active-set\n * collective (broadcast32, ..., TYPENAME_OP_to_all) referenced from a "
+            "program that includes shmem.h.", typed_stmts(functions_of("api/coll_api.h")), []),
+        "tests/names/names_coll_generic_gen.c": names_program(
+            "names_coll_generic", "Every C11 generic reduction and data collective referenced from a program "
+            "that includes\n * shmem.h.", [], generic_reduce() + generic_coll()),
+        "tests/names/names_team_gen.c": names_program(
+            "names_team", "The hand-written team, context and barrier calls (team_my_pe, team_split_strided, "
+            "ctx_create,\n * ctx_get_team, team_sync, sync, barrier, barrier_all, ...) referenced from a "
+            "program that includes\n * shmem.h.", hand_team_stmts(), []),
     }
 
 
@@ -910,6 +1272,9 @@ def generated_files():
         "include/shoal/generic_gen.h": generic_header(),
         "include/shoal/generic_amo_gen.h": generic_amo_header(),
         "include/shoal/generic_signal_gen.h": generic_signal_header(),
+        "include/shoal/coll_gen.h": coll_header(),
+        "include/shoal/reduce_gen.h": reduce_header(),
+        "include/shoal/generic_coll_gen.h": generic_coll_header(),
     }
     for path, summary, header, make in SOURCES:
         files[path] = render_source(summary, header, make())
@@ -917,56 +1282,109 @@ def generated_files():
     return files
 
 
-def category(name):
-    if "lock" in name:
-        return "lock"
-    if "signal" in name:
-        return "signal"
-    old = "|".join(o for o, _ in DEPRECATED_AMO)
-    if "atomic" in name or re.match(r"^shmem_([a-z0-9]+_)?(%s)$" % old, name):
-        return "AMO"
-    return "RMA/sync"
+def family_patterns():
+    """Regular expressions of the families, in the order category() tries them."""
+    verbs = [op.base + op.suffix for op in list(RMA_OPS.values()) + list(SIGNAL_OPS.values())]
+    verbs += [op.name for op in WAIT_OPS + TEST_OPS] + [DEPRECATED_WAIT.name]
+    typenames = "|".join(t.name for t in TYPES)
+    verbs_re = "|".join(sorted(set(verbs), key=len, reverse=True))
+    amo_re = "|".join(["atomic_" + k for k in AMO_OPS] + [old for old, _ in DEPRECATED_AMO])
+    red_re = "|".join(op for op, _ in REDUCE_OPS)
+    coll_re = "|".join(COLL_OPS)
+    return [
+        ("collective", re.compile(r"^shmem_((%s)_)?((%s)(32|64|mem)?|(%s)_(reduce|to_all)|"
+                                  r"sum_(inscan|exscan))$" % (typenames, coll_re, red_re))),
+        ("team/ctx/barrier", re.compile(r"^shmem_(team_[a-z0-9_]+|ctx_(create|destroy|get_team|"
+                                        r"session_start|session_stop|fence|quiet|pe_quiet)|"
+                                        r"sync|sync_all|barrier|barrier_all)$")),
+        ("lock", re.compile(r"^shmem_[a-z_]*lock$")),
+        ("signal", re.compile(r"^shmem_[a-z0-9_]*signal[a-z0-9_]*$")),
+        ("AMO", re.compile(r"^shmem_(ctx_)?((%s)_)?(%s)$" % (typenames, amo_re))),
+        ("RMA/sync", re.compile(r"^shmem_(ctx_)?((%s)_)?(%s)$|^shmem_(ctx_)?(put|get|iput|iget|ibput|ibget)"
+                                r"(8|16|32|64|128|mem)(_nbi)?$" % (typenames, verbs_re))),
+    ]
 
 
-def reconcile(names_path):
+CATEGORIES = ["RMA/sync", "AMO", "signal", "lock", "collective", "team/ctx/barrier", "other"]
+
+
+def category(name, patterns):
+    for cat, pattern in patterns:
+        if pattern.match(name):
+            return cat
+    return "other"
+
+
+def declared_names():
+    """shmem_* names that the public headers declare or define as macros."""
+    names = set()
+    for d in ("include", os.path.join("include", "shoal")):
+        for fname in sorted(os.listdir(os.path.join(ROOT, d))):
+            if not fname.endswith(".h"):
+                continue
+            with open(os.path.join(ROOT, d, fname), encoding="utf-8") as f:
+                text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", f.read(), flags=re.S)
+            names |= set(re.findall(r"\b(shmem_\w+)\s*\(", text))
+            names |= set(re.findall(r"#\s*define\s+(shmem_\w+)", text))
+    return names
+
+
+def defined_names(lib):
+    """shmem_* functions a library (shared or static) defines, from nm."""
+    import subprocess
+    dyn = ["-D"] if ".so" in os.path.basename(lib) else []
+    out = subprocess.run(["nm"] + dyn + ["--defined-only", lib], check=True, capture_output=True,
+                         text=True).stdout
+    return {m.group(1) for m in re.finditer(r"^\S*\s+[TWtw]\s+(shmem_\w+)$", out, re.M)}
+
+
+def show(label, names):
+    names = sorted(names)
+    text = "  %s (%d): %s" % (label, len(names), " ".join(names) or "none")
+    print(textwrap.fill(text, WIDTH, subsequent_indent="    ", break_on_hyphens=False))
+
+
+def reconcile(names_path, lib=None):
+    """Every name of the list by family: generated here, written by hand and
+    referenced by the names tests, declared by hand only, or nowhere; with
+    lib, also the functions the library does not define. 1 when a name of
+    the list is declared nowhere."""
     with open(names_path) as f:
         standard = {line.strip() for line in f if line.strip()}
     typed = set(all_functions())
     generic = {"shmem_" + forms[0].name for forms, _ in all_generic_families()}
-    hand = {fn.name for fn, _ in HAND_WRITTEN}
+    hand = {fn.name for fn, _ in HAND_WRITTEN} | {name for name, _, _ in HAND_TEAM}
     ours = typed | generic
-    covered = ours | hand  # referenced by the names tests
-    # The families of this script: names built from its verbs, and the
-    # hand-written lock and signal calls.
-    verbs = [op.base + op.suffix for op in list(RMA_OPS.values()) + list(SIGNAL_OPS.values())]
-    verbs += [op.name for op in WAIT_OPS + TEST_OPS] + [DEPRECATED_WAIT.name]
-    verbs += ["atomic_" + key for key in AMO_OPS] + [old for old, _ in DEPRECATED_AMO]
-    typenames = "|".join(t.name for t in TYPES)
-    verbs_re = "|".join(sorted(set(verbs), key=len, reverse=True))
-    fam = re.compile(r"^shmem_(ctx_)?((%s)_)?(%s)$" % (typenames, verbs_re))
-    sized = re.compile(r"^shmem_(ctx_)?(put|get|iput|iget|ibput|ibget)(8|16|32|64|128|mem)(_signal)?(_nbi)?$")
-    in_family = {n for n in standard if fam.match(n) or sized.match(n) or "lock" in n or "signal" in n}
+    declared = declared_names()
+    defined = defined_names(lib) if lib else None
+    patterns = family_patterns()
     print("generated %d typed/sized/mem names and %d generic names; %d hand-written names referenced"
           % (len(typed), len(generic), len(hand)))
-    for cat in ("RMA/sync", "AMO", "signal", "lock"):
-        listed = {n for n in in_family if category(n) == cat}
-        mine = {n for n in covered if category(n) == cat}
-        missing = sorted(listed - covered)
-        extra = sorted(mine - standard)
-        print("%s: %d in the list, %d covered (%d generated, %d hand-written)"
-              % (cat, len(listed), len(listed & covered), len(listed & ours), len(listed & hand)))
-        print("  in the list, not covered (%d): %s" % (len(missing), " ".join(missing) or "none"))
-        print("  covered, not in the list (%d): %s" % (len(extra), " ".join(extra) or "none"))
-    return 0
+    for cat in CATEGORIES:
+        listed = {n for n in standard if category(n, patterns) == cat}
+        mine = {n for n in ours | hand if category(n, patterns) == cat}
+        print("%s: %d in the list, %d generated, %d hand-written and referenced by the names tests"
+              % (cat, len(listed), len(listed & ours), len(listed & hand)))
+        if listed - ours - hand:
+            show("declared by hand, not referenced by the names tests", (listed - ours - hand) & declared)
+        show("in the list, declared nowhere", listed - ours - declared)
+        show("hand-written names referenced but not declared", (mine & hand) - declared)
+        show("generated or referenced, not in the list", mine - standard)
+        if defined is not None:
+            show("in the list, a function not defined by " + os.path.basename(lib),
+                 (listed & declared) - generic - defined)
+    return 1 if standard - ours - declared else 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if a generated file is out of date")
     ap.add_argument("--names", metavar="FILE", help="compare with a list of standard names")
+    ap.add_argument("--lib", metavar="LIB", help="with --names: also list the functions LIB (libshoal.so "
+                    "or .a) does not define (needs nm)")
     args = ap.parse_args()
     if args.names:
-        return reconcile(args.names)
+        return reconcile(args.names, args.lib)
     stale = []
     for rel, text in generated_files().items():
         path = os.path.join(ROOT, rel)

@@ -317,8 +317,9 @@ size_t shmem_ulong_wait_until_some(unsigned long *ivars, size_t nelems, size_t *
 size_t shmem_ulonglong_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices,
                                        const int *status, int cmp, unsigned long long cmp_value)
 {
-    return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long long),
-                                     0), cmp, &cmp_value, NULL, "shmem_ulonglong_wait_until_some");
+    return shoal_api_wait_until_some(ivars, nelems, indices, status,
+                                     SHOAL_KIND(sizeof(unsigned long long), 0), cmp, &cmp_value, NULL,
+                                     "shmem_ulonglong_wait_until_some");
 }
 
 size_t shmem_int32_wait_until_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
@@ -609,8 +610,9 @@ size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, s
 size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices,
                                               const int *status, int cmp, unsigned long long *cmp_values)
 {
-    return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long long),
-                                     0), cmp, NULL, cmp_values, "shmem_ulonglong_wait_until_some_vector");
+    return shoal_api_wait_until_some(ivars, nelems, indices, status,
+                                     SHOAL_KIND(sizeof(unsigned long long), 0), cmp, NULL, cmp_values,
+                                     "shmem_ulonglong_wait_until_some_vector");
 }
 
 size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status,

@@ -28,6 +28,10 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
      "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once; at most 256.",
      FIELD(teams_max)},
+    {"SHMEM_COLL_ALGORITHM", SHOAL_CONFIG_STRING, "auto",
+     "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
+     "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination).",
+     FIELD(coll_algorithm)},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

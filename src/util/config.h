@@ -26,6 +26,7 @@ struct shoal_config {
     long wait_spin;
     const char *transport;
     long teams_max;
+    const char *coll_algorithm;
 };
 
 struct shoal_config_var {

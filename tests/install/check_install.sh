@@ -28,3 +28,17 @@ cmake --build "$work/cmake-build" >/dev/null
 oshrun -n 2 --timeout 30 "$work/cmake-build/consumer" | grep -q "consumer ok on 2 PEs"
 oshrun -n 2 --timeout 30 "$work/cmake-build/consumer_static" | grep -q "consumer ok on 2 PEs"
 echo "install: find_package(Shoal) ok (shared and static)"
+
+# shmem-config finds everything from its own location: the installed
+# oshrun and libexec self-test, and this prefix (symlinks resolved).
+[ -x "$prefix/bin/shmem-config" ] || { echo "install: missing bin/shmem-config"; exit 1; }
+[ "$(shmem-config --prefix)" = "$(cd "$prefix" && pwd -P)" ] || { echo "install: shmem-config --prefix is wrong"; exit 1; }
+shmem-config --check >"$work/check.out" 2>&1 || { cat "$work/check.out"; echo "install: shmem-config --check failed"; exit 1; }
+grep -q "all 5 tests passed" "$work/check.out" || { cat "$work/check.out"; echo "install: self-test summary missing"; exit 1; }
+shmem-config --diagnose >"$work/diagnose.json"
+if command -v python3 >/dev/null 2>&1; then
+    python3 -m json.tool "$work/diagnose.json" >/dev/null || { echo "install: --diagnose is not valid JSON"; exit 1; }
+fi
+cc -o "$work/with_shmem_config" "$src/consumer/consumer.c" $(shmem-config --cflags --libs)
+oshrun -n 2 --timeout 30 "$work/with_shmem_config" | grep -q "consumer ok on 2 PEs"
+echo "install: shmem-config ok (--check, --diagnose, --cflags --libs)"

@@ -8,10 +8,13 @@
 #if defined(shmem_atomic_fetch_add) || defined(shmem_fadd) || defined(shmem_put_signal)
 #error "the C11 generic AMO and signal macros must not be defined in C++"
 #endif
+#if defined(shmem_sum_reduce) || defined(shmem_broadcast) || defined(shmem_alltoalls)
+#error "the C11 generic collective macros must not be defined in C++"
+#endif
 
-void names_cxx(int *dest, const int *source, long *ivar, uint64_t *sig);
+void names_cxx(int *dest, const int *source, long *ivar, uint64_t *sig, std::complex<float> *z, long *psync);
 
-void names_cxx(int *dest, const int *source, long *ivar, uint64_t *sig)
+void names_cxx(int *dest, const int *source, long *ivar, uint64_t *sig, std::complex<float> *z, long *psync)
 {
     shmem_int_put(dest, source, 1, 0);
     shmem_ctx_int_iput(SHMEM_CTX_DEFAULT, dest, source, 2, 1, 1, 0);
@@ -23,4 +26,12 @@ void names_cxx(int *dest, const int *source, long *ivar, uint64_t *sig)
     *dest = shmem_int_fadd(dest, 1, 0);
     shmem_int_put_signal(dest, source, 1, sig, 1, SHMEM_SIGNAL_ADD, 0);
     shmem_ctx_putmem_signal_nbi(SHMEM_CTX_DEFAULT, dest, source, sizeof(int), sig, 1, SHMEM_SIGNAL_SET, 0);
+    shmem_int_sum_reduce(SHMEM_TEAM_WORLD, dest, source, 1);
+    // The complex forms take std::complex in C++ (same layout as _Complex).
+    shmem_complexf_prod_reduce(SHMEM_TEAM_WORLD, z, z, 1);
+    shmem_complexf_sum_inscan(SHMEM_TEAM_WORLD, z, z, 1);
+    shmem_complexf_sum_to_all(z, z, 1, 0, 0, 1, z, psync);
+    shmem_int_broadcast(SHMEM_TEAM_WORLD, dest, source, 1, 0);
+    shmem_alltoallsmem(SHMEM_TEAM_WORLD, dest, source, 1, 1, sizeof(int));
+    shmem_fcollect64(dest, source, 1, 0, 0, 1, psync);
 }

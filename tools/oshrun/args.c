@@ -21,6 +21,15 @@ static int parse_positive(const char *text, long max, long *out)
     return 0;
 }
 
+/* An error message echoes words of the command line: control bytes in them
+ * become '?' so the message stays one printable line. */
+static enum oshrun_parse fail(char *err, size_t errlen)
+{
+    for (size_t k = 0; k < errlen && err[k]; k++)
+        if ((unsigned char)err[k] < 0x20 || err[k] == 0x7f) err[k] = '?';
+    return OSHRUN_PARSE_ERROR;
+}
+
 /* Matches "--name value", "--name=value" (and "-n value" for short ones).
  * Returns 1 and the value (NULL when missing), 0 when arg is not name. */
 static int option_value(const char *arg, const char *name, int *i, int argc, char *const argv[],
@@ -73,7 +82,7 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
                     snprintf(err, errlen, "%s needs a positive number of PEs, got '%s'", np_names[k], value);
                 else
                     snprintf(err, errlen, "%s needs a positive number of PEs", np_names[k]);
-                return OSHRUN_PARSE_ERROR;
+                return fail(err, errlen);
             }
             opt->npes = (int)v;
         }
@@ -85,12 +94,12 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
                              OSHRUN_MAX_TIMEOUT, value);
                 else
                     snprintf(err, errlen, "--timeout needs a positive whole number of seconds");
-                return OSHRUN_PARSE_ERROR;
+                return fail(err, errlen);
             }
             continue;
         }
         snprintf(err, errlen, "unknown option '%s'", arg);
-        return OSHRUN_PARSE_ERROR;
+        return fail(err, errlen);
     }
     if (i >= argc || !argv[i] || !argv[i][0]) {
         snprintf(err, errlen, "no program to run");

@@ -1,0 +1,320 @@
+/* coll_api.c: the byte-based collective entry points (coll_api.h). Each
+ * checks its arguments, turns the team or active set into a shoal_group
+ * and the buffers into (segment, offset) pairs, and runs the collective
+ * from src/coll. A bad argument ends the job with one line naming the
+ * call, the value and the limit; SHMEM_TEAM_INVALID returns -1 at once. */
+#include "api/coll_api.h"
+
+#include <stdint.h>
+
+#include "api/check.h"
+#include "coll/coll.h"
+#include "core/team.h"
+#include "sync/group.h"
+
+/* The public enums index the layer's tables directly. */
+_Static_assert(SHOAL_DT_I8 == (int)SHOAL_COLL_I8 && SHOAL_DT_I64 == (int)SHOAL_COLL_I64 &&
+                   SHOAL_DT_U8 == (int)SHOAL_COLL_U8 && SHOAL_DT_U64 == (int)SHOAL_COLL_U64 &&
+                   SHOAL_DT_FLOAT == (int)SHOAL_COLL_FLOAT && SHOAL_DT_LONGDOUBLE == (int)SHOAL_COLL_LONGDOUBLE &&
+                   SHOAL_DT_COMPLEXD == (int)SHOAL_COLL_COMPLEXD && SHOAL_DT_COMPLEXD + 1 == (int)SHOAL_COLL_DTYPES,
+               "enum shoal_dtype and enum shoal_coll_dtype differ");
+_Static_assert(SHOAL_RED_AND == (int)SHOAL_COLL_AND && SHOAL_RED_OR == (int)SHOAL_COLL_OR &&
+                   SHOAL_RED_XOR == (int)SHOAL_COLL_XOR && SHOAL_RED_MIN == (int)SHOAL_COLL_MIN &&
+                   SHOAL_RED_MAX == (int)SHOAL_COLL_MAX && SHOAL_RED_SUM == (int)SHOAL_COLL_SUM &&
+                   SHOAL_RED_PROD == (int)SHOAL_COLL_PROD,
+               "enum shoal_red_op and enum shoal_coll_op differ");
+
+static void check_setup(const char *call)
+{
+    char err[384];
+    if (SHOAL_UNLIKELY(shoal_coll_setup(err, sizeof err) != SHOAL_OK)) shoal_api_fail(call, "%s", err);
+}
+
+/* The team behind a handle, or NULL for SHMEM_TEAM_INVALID (and for a
+ * team this PE is not a member of, which has no collective to join). */
+static struct shoal_team *team_of(const char *call, shmem_team_t team)
+{
+    shoal_check_init(call);
+    if (team == SHMEM_TEAM_INVALID) return NULL;
+    if (SHOAL_UNLIKELY(!shoal_team_valid(team)))
+        shoal_api_fail(call, "team handle %p is not a team (destroyed, or never created)", (void *)team);
+    check_setup(call);
+    return team->my_rank >= 0 ? team : NULL;
+}
+
+static struct shoal_coll_buf sym(const char *call, const char *what, const void *addr, size_t bytes)
+{
+    struct shoal_coll_buf b;
+    b.seg = shoal_check_symmetric(call, what, addr, bytes, &b.off);
+    return b;
+}
+
+static void finish(const char *call, shoal_status_t st)
+{
+    if (SHOAL_LIKELY(st == SHOAL_OK)) return;
+    if (st == SHOAL_ERR_NOMEM) shoal_api_fail(call, "out of private memory for the collective's scratch");
+    shoal_api_fail(call, "collective failed: %s", shoal_status_str(st));
+}
+
+static int check_dtype(const char *call, enum shoal_dtype dtype)
+{
+    if (SHOAL_UNLIKELY(shoal_coll_dtype_size((int)dtype) == 0))
+        shoal_api_fail(call, "element type %d is unknown: valid types are 0 to %d", (int)dtype,
+                       (int)SHOAL_COLL_DTYPES - 1);
+    return (int)dtype;
+}
+
+static void check_op(const char *call, enum shoal_dtype dtype, enum shoal_red_op op)
+{
+    if (SHOAL_UNLIKELY(!shoal_coll_kernel((int)dtype, (int)op)))
+        shoal_api_fail(call, "no %s reduction (%d) of %s: %s", shoal_coll_op_name((int)op), (int)op,
+                       shoal_coll_dtype_name((int)dtype),
+                       dtype >= SHOAL_DT_COMPLEXF ? "complex types have only sum and prod"
+                                                  : "floating types have no and, or, xor");
+}
+
+/* Size of the blocks of all n members (bytes or elements): per * n,
+ * failing on overflow. */
+static size_t all_blocks(const char *call, size_t per, int n)
+{
+    size_t total;
+    if (SHOAL_UNLIKELY(__builtin_mul_overflow(per, (size_t)n, &total)))
+        shoal_api_fail(call, "blocks of %zu from each of %d PEs overflow the address space", per, n);
+    return total;
+}
+
+/* Bytes spanned by count elements of elem bytes, stride apart, from the
+ * first to the end of the last. */
+static size_t strided_extent(const char *call, const char *what, ptrdiff_t stride, size_t count, size_t elem)
+{
+    if (SHOAL_UNLIKELY(stride < 1))
+        shoal_api_fail(call, "%s stride %td is out of range: it must be at least 1", what, stride);
+    size_t span;
+    if (count == 0) return 0;
+    if (SHOAL_UNLIKELY(__builtin_mul_overflow(count - 1, (size_t)stride, &span) ||
+                       __builtin_add_overflow(span, 1, &span) || __builtin_mul_overflow(span, elem, &span)))
+        shoal_api_fail(call, "%s stride %td over %zu elements overflows the address space", what, stride, count);
+    return span;
+}
+
+/* ---- Team forms ---- */
+
+int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem, int root,
+                        const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    if (SHOAL_UNLIKELY((unsigned)root >= (unsigned)t->size))
+        shoal_api_fail(call, "root %d is out of range: the team's PEs are 0 to %d", root, t->size - 1);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    finish(call, shoal_coll_broadcast(&g, d, s, bytes, root, 1));
+    return 0;
+}
+
+int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem,
+                      const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
+    if (SHOAL_UNLIKELY(st == SHOAL_ERR_RANGE))
+        shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
+                       "symmetric segment", dest, t->size);
+    finish(call, st);
+    return 0;
+}
+
+int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem,
+                       const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, all_blocks(call, bytes, t->size));
+    struct shoal_coll_buf s = sym(call, "source", source, bytes);
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+    return 0;
+}
+
+int shoal_api_alltoall(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem,
+                       const char *call)
+{
+    return shoal_api_alltoalls(team, dest, source, 1, 1, nelems, elem, call);
+}
+
+int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, size_t elem, const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    shoal_check_bytes(call, nelems, elem);
+    size_t count = all_blocks(call, nelems, t->size);
+    struct shoal_coll_buf d = sym(call, "dest", dest, strided_extent(call, "dest", dst, count, elem));
+    struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+    return 0;
+}
+
+int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t nreduce, enum shoal_dtype dtype,
+                     enum shoal_red_op op, const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
+    check_op(call, dtype, op);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+    return 0;
+}
+
+int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nelems, enum shoal_dtype dtype,
+                   int inclusive, const char *call)
+{
+    struct shoal_team *t = team_of(call, team);
+    if (!t) return -1;
+    size_t bytes = shoal_check_bytes(call, nelems, shoal_coll_dtype_size(check_dtype(call, dtype)));
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    finish(call, shoal_coll_scan(&g, d, s, nelems, (int)dtype, inclusive));
+    return 0;
+}
+
+int shmem_team_sync(shmem_team_t team)
+{
+    struct shoal_team *t = team_of("shmem_team_sync", team);
+    if (!t) return -1;
+    struct shoal_group g;
+    shoal_group_from_team(&g, t);
+    shoal_coll_barrier(&g);
+    return 0;
+}
+
+/* ---- Deprecated active-set forms ---- */
+
+/* The group of the active set (PE_start, 2^logPE_stride, PE_size) over the
+ * user's pSync, in counting mode so pSync ends as it started. */
+static void active_set(const char *call, struct shoal_group *g, int PE_start, int logPE_stride, int PE_size,
+                       long *pSync)
+{
+    shoal_check_init(call);
+    check_setup(call);
+    const int n_pes = shoal_rt.n_pes;
+    if (SHOAL_UNLIKELY(PE_start < 0 || PE_start >= n_pes))
+        shoal_api_fail(call, "PE_start %d is out of range: valid PEs are 0 to %d", PE_start, n_pes - 1);
+    if (SHOAL_UNLIKELY(logPE_stride < 0 || logPE_stride > 30))
+        shoal_api_fail(call, "logPE_stride %d is out of range: 0 to 30", logPE_stride);
+    if (SHOAL_UNLIKELY(PE_size < 1))
+        shoal_api_fail(call, "PE_size %d is out of range: an active set has at least 1 PE", PE_size);
+    const long stride = 1L << logPE_stride, last = PE_start + (long)(PE_size - 1) * stride;
+    if (SHOAL_UNLIKELY(last >= n_pes))
+        shoal_api_fail(call, "active set of %d PEs from PE %d with stride %ld reaches PE %ld: valid PEs are 0 to %d",
+                       PE_size, PE_start, stride, last, n_pes - 1);
+    const long d = shoal_rt.my_pe - PE_start;
+    if (SHOAL_UNLIKELY(d < 0 || d % stride != 0 || d / stride >= PE_size))
+        shoal_api_fail(call, "PE %d is not in the active set of %d PEs from PE %d with stride %ld", shoal_rt.my_pe,
+                       PE_size, PE_start, stride);
+    if (SHOAL_UNLIKELY(!pSync)) shoal_api_fail(call, "pSync is a null pointer");
+    if (SHOAL_UNLIKELY((uintptr_t)pSync % sizeof(long) != 0))
+        shoal_api_fail(call, "pSync address %p is not aligned to %zu bytes", (void *)pSync, sizeof(long));
+    size_t off;
+    int seg = shoal_check_symmetric(call, "pSync", pSync, SHMEM_SYNC_SIZE * sizeof(long), &off);
+    shoal_group_from_active_set(g, PE_start, (int)stride, PE_size, (int)(d / stride), seg, off);
+}
+
+void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_root, int PE_start,
+                             int logPE_stride, int PE_size, long *pSync, const char *call)
+{
+    struct shoal_group g;
+    active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= PE_size))
+        shoal_api_fail(call, "PE_root %d is out of range: the active set's PEs are 0 to %d", PE_root, PE_size - 1);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    finish(call, shoal_coll_broadcast(&g, d, s, bytes, PE_root, 0));
+}
+
+void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
+                           int logPE_stride, int PE_size, long *pSync, const char *call)
+{
+    struct shoal_group g;
+    active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
+    if (SHOAL_UNLIKELY(st == SHOAL_ERR_RANGE))
+        shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
+                       "symmetric segment", dest, PE_size);
+    finish(call, st);
+}
+
+void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
+                            int logPE_stride, int PE_size, long *pSync, const char *call)
+{
+    struct shoal_group g;
+    active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
+    struct shoal_coll_buf d = sym(call, "dest", dest, all_blocks(call, bytes, PE_size));
+    struct shoal_coll_buf s = sym(call, "source", source, bytes);
+    finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+}
+
+void shoal_api_alltoall_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
+                            int logPE_stride, int PE_size, long *pSync, const char *call)
+{
+    shoal_api_alltoalls_set(dest, source, 1, 1, nelems, elem, PE_start, logPE_stride, PE_size, pSync, call);
+}
+
+void shoal_api_alltoalls_set(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                             size_t elem, int PE_start, int logPE_stride, int PE_size, long *pSync,
+                             const char *call)
+{
+    struct shoal_group g;
+    active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    shoal_check_bytes(call, nelems, elem);
+    size_t count = all_blocks(call, nelems, PE_size);
+    struct shoal_coll_buf d = sym(call, "dest", dest, strided_extent(call, "dest", dst, count, elem));
+    struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
+    finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+}
+
+void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum shoal_dtype dtype,
+                          enum shoal_red_op op, int PE_start, int logPE_stride, int PE_size, void *pWrk,
+                          long *pSync, const char *call)
+{
+    (void)pWrk; /* members' sources are read directly; no staging needed */
+    struct shoal_group g;
+    active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
+    check_op(call, dtype, op);
+    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+}
+
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    struct shoal_group g;
+    active_set("shmem_sync", &g, PE_start, logPE_stride, PE_size, pSync);
+    shoal_coll_barrier(&g);
+}
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    struct shoal_group g;
+    active_set("shmem_barrier", &g, PE_start, logPE_stride, PE_size, pSync);
+    shoal_rt.transport->quiet();
+    shoal_coll_barrier(&g);
+}

@@ -1,0 +1,102 @@
+/* coll.h: the collectives layer. Every collective runs over a shoal_group
+ * (a team, or a deprecated active set with the user's pSync) and moves
+ * bytes between symmetric buffers named by (segment, offset), so the same
+ * code serves every typed wrapper and both forms.
+ *
+ * Invariant shared by every algorithm here: a collective opens with an
+ * entry sync (every member is inside the call, so sources are final and
+ * dests are no longer read by anyone's previous call) and closes with an
+ * exit sync (every remote read of a source and every remote write of a
+ * dest of this call is done). No access of one call crosses its own syncs,
+ * so collectives may run back to back on a team with nothing in between.
+ * The direct algorithms need every member load/store reachable; the linear
+ * ones move data through get/put that fall back to the transport. */
+#ifndef SHOAL_COLL_COLL_H
+#define SHOAL_COLL_COLL_H
+
+#include <stddef.h>
+
+#include "util/status.h"
+
+struct shoal_group;
+
+/* A symmetric buffer: the same (segment, offset) on every member. */
+struct shoal_coll_buf {
+    int seg;
+    size_t off;
+};
+
+/* Element types and operators of reductions and scans (same order as the
+ * public layer's enum shoal_dtype and enum shoal_red_op). */
+enum shoal_coll_dtype {
+    SHOAL_COLL_I8, SHOAL_COLL_I16, SHOAL_COLL_I32, SHOAL_COLL_I64,
+    SHOAL_COLL_U8, SHOAL_COLL_U16, SHOAL_COLL_U32, SHOAL_COLL_U64,
+    SHOAL_COLL_FLOAT, SHOAL_COLL_DOUBLE, SHOAL_COLL_LONGDOUBLE,
+    SHOAL_COLL_COMPLEXF, SHOAL_COLL_COMPLEXD,
+    SHOAL_COLL_DTYPES
+};
+enum shoal_coll_op {
+    SHOAL_COLL_AND, SHOAL_COLL_OR, SHOAL_COLL_XOR, SHOAL_COLL_MIN, SHOAL_COLL_MAX, SHOAL_COLL_SUM,
+    SHOAL_COLL_PROD, SHOAL_COLL_OPS
+};
+
+/* acc[i] = acc[i] op in[i] for i < n. */
+typedef void (*shoal_coll_combine_fn)(void *acc, const void *in, size_t n);
+
+/* Bytes of one element of dtype (0 for an unknown dtype). */
+size_t shoal_coll_dtype_size(int dtype);
+/* The kernel of (dtype, op), or NULL when the standard has no such
+ * reduction (bitwise on floats, min/max on complex, unknown values). */
+shoal_coll_combine_fn shoal_coll_kernel(int dtype, int op);
+const char *shoal_coll_dtype_name(int dtype);
+const char *shoal_coll_op_name(int op);
+
+/* Algorithm choice (algo.c). */
+enum shoal_coll_kind {
+    SHOAL_COLL_BARRIER, SHOAL_COLL_BROADCAST, SHOAL_COLL_COLLECT, SHOAL_COLL_ALLTOALL, SHOAL_COLL_REDUCE,
+    SHOAL_COLL_SCAN, SHOAL_COLL_KINDS
+};
+enum shoal_coll_algo { SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGOS };
+
+/* Parses SHMEM_COLL_ALGORITHM once; on a bad value writes one line to err
+ * and returns SHOAL_ERR_INVAL (every later call returns the same). */
+shoal_status_t shoal_coll_setup(char *err, size_t errlen);
+/* The algorithm for one call: the forced one if the setting names one this
+ * collective has, else chosen by size and membership. */
+enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes);
+
+/* Barriers (sync.c). shoal_coll_barrier is a barrier of the chosen
+ * algorithm; it orders every earlier store of this PE (non-temporal ones
+ * included) before any member leaves it. */
+void shoal_coll_barrier(struct shoal_group *g);
+void shoal_coll_barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo);
+
+/* Data movement (broadcast.c, collect.c, alltoall.c). Sizes are in bytes;
+ * root is a group rank. With update_root 0 the root's dest is left alone
+ * (the active-set broadcast). */
+shoal_status_t shoal_coll_broadcast(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                    size_t bytes, int root, int update_root);
+/* Each member contributes bytes (which may differ between members);
+ * dest receives the contributions concatenated in rank order. Returns
+ * SHOAL_ERR_RANGE on every member, after the entry sync, when the total
+ * does not fit in dest's segment. */
+shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                  size_t bytes);
+shoal_status_t shoal_coll_fcollect(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                   size_t bytes);
+/* Block j of nelems elements of member i's source lands as block i of
+ * member j's dest; element k of a block sits at k*sst (source) and k*dst
+ * (dest) elements from the block's first one, blocks nelems*sst and
+ * nelems*dst elements apart. Contiguous alltoall is dst = sst = 1. */
+shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                    ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
+
+/* Reductions and sum scans (reduce.c, scan.c); dest may equal src. */
+shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                 size_t nelems, int dtype, int op);
+/* Rank r's dest gets the sum over ranks 0..r (inclusive) or 0..r-1
+ * (exclusive; rank 0's dest is set to zero, the sum's identity). */
+shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                               size_t nelems, int dtype, int inclusive);
+
+#endif

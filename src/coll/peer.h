@@ -1,0 +1,62 @@
+/* peer.h: how collective algorithms reach a member's copy of a symmetric
+ * buffer. A direct member is a pointer into its mapped segment; any other
+ * goes through the transport's get/put, so the linear algorithms also run
+ * where only RMA reaches a member. */
+#ifndef SHOAL_COLL_PEER_H
+#define SHOAL_COLL_PEER_H
+
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core/route.h"
+#include "sync/group.h"
+
+/* Member rank's copy of b, advanced by at bytes; NULL if not direct. */
+static inline char *shoal_coll_at(const struct shoal_group *g, struct shoal_coll_buf b, int rank, size_t at)
+{
+    char *p = shoal_route_direct(b.seg, b.off, shoal_group_pe(g, rank));
+    return p ? p + at : NULL;
+}
+
+static inline int shoal_coll_all_direct(const struct shoal_group *g)
+{
+    for (int r = 0; r < g->size; r++)
+        if (!shoal_rt.peers[shoal_group_pe(g, r)].direct) return 0;
+    return 1;
+}
+
+/* Copies len bytes from member rank's b + at into dst. */
+static inline shoal_status_t shoal_coll_get(const struct shoal_group *g, void *dst, struct shoal_coll_buf b,
+                                            int rank, size_t at, size_t len)
+{
+    const char *p = shoal_coll_at(g, b, rank, at);
+    if (p) {
+        if (dst != p) memcpy(dst, p, len);
+        return SHOAL_OK;
+    }
+    return shoal_rt.transport->get(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, dst, len);
+}
+
+/* Copies len bytes from src into member rank's b + at. */
+static inline shoal_status_t shoal_coll_put(const struct shoal_group *g, struct shoal_coll_buf b, int rank,
+                                            size_t at, const void *src, size_t len)
+{
+    char *p = shoal_coll_at(g, b, rank, at);
+    if (p) {
+        if (p != src) memcpy(p, src, len);
+        return SHOAL_OK;
+    }
+    return shoal_rt.transport->put(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, src, len);
+}
+
+/* Auxiliary words of a group (team slot or pSync) the collectives use:
+ * ARRIVE (on rank 0) counts arrivals at a linear barrier, RELEASE (on each
+ * member) is its release, COUNT publishes a member's collect size. In
+ * counting mode (pSync) every one is back at zero when a call returns. */
+enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COUNT = 2 };
+
+/* Scratch of the combining loops: whole elements of every dtype, aligned
+ * for all of them, small enough for any thread's stack. */
+#define SHOAL_COLL_CHUNK 8192
+
+#endif

@@ -1,0 +1,72 @@
+/* scan.c: sum scans (OpenSHMEM 1.6 shmem_sum_inscan / shmem_sum_exscan).
+ *
+ * direct: member r reads the sources of ranks 0..r (inclusive) or 0..r-1
+ *   (exclusive) straight from their mappings, sums them in rank order in
+ *   private scratch and writes only its own dest. The standard leaves the
+ *   exclusive scan's result on rank 0 unspecified; Shoal writes zero there
+ *   (the identity of sum), so the dest is never left half-defined.
+ *
+ * Safety: between the entry and exit syncs sources are only read and each
+ * member writes only its own dest. When dest overlaps source (in place),
+ * writing it would change a source higher ranks still read, so the member
+ * sums into a private buffer, waits at a middle sync until every member
+ * has read everything, and only then copies into its dest. */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "coll/peer.h"
+
+/* Sums bytes [at, at+len) over ranks 0..last into out. */
+static shoal_status_t sum_prefix(const struct shoal_group *g, struct shoal_coll_buf src, int last, size_t at,
+                                 size_t len, size_t es, shoal_coll_combine_fn sum, void *out)
+{
+    _Alignas(64) unsigned char in[SHOAL_COLL_CHUNK];
+    shoal_status_t st = shoal_coll_get(g, out, src, 0, at, len);
+    for (int r = 1; r <= last && st == SHOAL_OK; r++) {
+        const void *p = shoal_coll_at(g, src, r, at);
+        if (!p) {
+            st = shoal_coll_get(g, in, src, r, at, len);
+            p = in;
+        }
+        sum(out, p, len / es);
+    }
+    return st;
+}
+
+shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                               size_t nelems, int dtype, int inclusive)
+{
+    const size_t es = shoal_coll_dtype_size(dtype), bytes = nelems * es;
+    shoal_coll_combine_fn sum = shoal_coll_kernel(dtype, SHOAL_COLL_SUM);
+    if (!sum) return SHOAL_ERR_INVAL;
+    const int last = inclusive ? g->rank : g->rank - 1;
+    char *mine = shoal_coll_at(g, dest, g->rank, 0);
+    const int in_place = dest.seg == src.seg && src.off < dest.off + bytes && dest.off < src.off + bytes;
+    unsigned char *staged = NULL;
+    if (in_place && last >= 0 && bytes) {
+        staged = malloc(bytes);
+        if (!staged) return SHOAL_ERR_NOMEM;
+    }
+    shoal_status_t st = SHOAL_OK;
+    shoal_coll_barrier(g);
+    if (last < 0) {
+        if (!in_place) memset(mine, 0, bytes);
+    } else {
+        _Alignas(64) unsigned char acc[SHOAL_COLL_CHUNK];
+        const size_t step = SHOAL_COLL_CHUNK / es * es;
+        for (size_t at = 0; at < bytes && st == SHOAL_OK; at += step) {
+            size_t len = bytes - at < step ? bytes - at : step;
+            unsigned char *out = staged ? staged + at : acc;
+            st = sum_prefix(g, src, last, at, len, es, sum, out);
+            if (!staged) memcpy(mine + at, acc, len);
+        }
+    }
+    if (in_place) {
+        shoal_coll_barrier(g);
+        if (staged) memcpy(mine, staged, bytes);
+        else if (last < 0) memset(mine, 0, bytes);
+    }
+    shoal_coll_barrier(g);
+    free(staged);
+    return st;
+}

@@ -1,0 +1,66 @@
+/* sync.c: barrier algorithms over a group.
+ *
+ * dissemination: shoal_group_sync, ceil(log2 N) rounds of one remote flag
+ *   each (sync/barrier.c states its invariants).
+ * linear: a central counter. Members other than rank 0 add one to rank 0's
+ *   ARRIVE word and wait on their own RELEASE word; rank 0 waits until
+ *   ARRIVE holds N-1, takes N-1 back off it, then releases each member.
+ *   Rank 0 takes the arrivals back before releasing anyone, and nobody can
+ *   arrive at the next barrier before being released from this one, so the
+ *   counter only ever holds arrivals of one barrier. Release words have a
+ *   single writer (rank 0): in epoch mode it stores the barrier's epoch
+ *   (shared with the dissemination barrier, so the two mix freely on one
+ *   team: epochs only grow); in counting mode (pSync) it adds one and the
+ *   member takes it back, so pSync ends as it started.
+ *
+ * Every barrier opens with a full fence: stores of this PE, non-temporal
+ * ones from a large memcpy included, are visible before any member leaves. */
+#include <stdint.h>
+
+#include "coll/coll.h"
+#include "coll/peer.h"
+#include "sync/backoff.h"
+#include "sync/group.h"
+
+static void linear_barrier(struct shoal_group *g)
+{
+    const int n = g->size;
+    const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    if (n == 1) return;
+    struct shoal_backoff b = {0};
+    if (g->rank != 0) {
+        __atomic_fetch_add(shoal_group_aux(g, 0, SHOAL_COLL_AUX_ARRIVE), 1, __ATOMIC_ACQ_REL);
+        uint64_t *release = shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_RELEASE);
+        if (g->epoch) {
+            while (__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+        } else {
+            while (__atomic_load_n(release, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
+            __atomic_fetch_sub(release, 1, __ATOMIC_ACQ_REL);
+        }
+        return;
+    }
+    uint64_t *arrive = shoal_group_aux(g, 0, SHOAL_COLL_AUX_ARRIVE);
+    while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1)) shoal_backoff_wait(&b);
+    __atomic_fetch_sub(arrive, (uint64_t)(n - 1), __ATOMIC_ACQ_REL);
+    for (int r = 1; r < n; r++) {
+        uint64_t *release = shoal_group_aux(g, r, SHOAL_COLL_AUX_RELEASE);
+        if (g->epoch)
+            __atomic_store_n(release, epoch, __ATOMIC_RELEASE);
+        else
+            __atomic_fetch_add(release, 1, __ATOMIC_RELEASE);
+    }
+}
+
+void shoal_coll_barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (algo == SHOAL_ALGO_LINEAR)
+        linear_barrier(g);
+    else
+        shoal_group_sync(g);
+}
+
+void shoal_coll_barrier(struct shoal_group *g)
+{
+    shoal_coll_barrier_algo(g, shoal_coll_choose(SHOAL_COLL_BARRIER, g, 0));
+}
