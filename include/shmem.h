@@ -198,6 +198,7 @@ static inline void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr
 
 /* Generated typed families. */
 #include <shoal/rma_gen.h>
+#include <shoal/rma_strided_gen.h>
 #include <shoal/wait_gen.h>
 #include <shoal/amo_gen.h>
 #include <shoal/signal_gen.h>
