@@ -10,7 +10,8 @@ cmake --build build -j"$(nproc)"
 cmake --install build >/dev/null
 . "$prefix/bin/set_env.sh"
 mkdir -p build/demo
-for ex in hello ring_put sum_to_root strided_gather; do
+for ex in hello ring_put sum_to_root strided_gather gemm_allreduce gemm_reducescatter allgather_gemm \
+    moe_dispatch_combine halo_exchange histogram; do
     oshcc -O2 -o "build/demo/$ex" "examples/$ex.c"
     echo "== oshrun -n 4 $ex"
     oshrun -n 4 --timeout 60 "build/demo/$ex"

@@ -60,3 +60,17 @@ void shoal_api_fail_ctx(const char *call, shmem_ctx_t ctx)
     if (ctx == SHMEM_CTX_INVALID) shoal_api_fail(call, "context is SHMEM_CTX_INVALID");
     shoal_api_fail(call, "context %p is not a valid context (never created, or already destroyed)", (void *)ctx);
 }
+
+void shoal_api_fail_bytes(const char *call, size_t nelems, size_t elem)
+{
+    if ((ptrdiff_t)nelems < 0)
+        shoal_api_fail(call, "element count %td is negative (%zu as a size_t): it must be 0 or more",
+                       (ptrdiff_t)nelems, nelems);
+    shoal_api_fail(call, "%zu elements of %zu bytes overflow the address space (at most %zu elements)", nelems,
+                   elem, elem ? SIZE_MAX / elem : SIZE_MAX);
+}
+
+void shoal_api_fail_null(const char *call, const char *what, size_t bytes)
+{
+    shoal_api_fail(call, "%s is a null pointer, but the call copies %zu bytes through it", what, bytes);
+}

@@ -18,6 +18,15 @@ void shoal_api_fail_pe(const char *call, int pe) __attribute__((noreturn, cold))
 void shoal_api_fail_address(const char *call, const char *what, const void *addr, size_t len)
     __attribute__((noreturn, cold));
 void shoal_api_fail_ctx(const char *call, shmem_ctx_t ctx) __attribute__((noreturn, cold));
+void shoal_api_fail_bytes(const char *call, size_t nelems, size_t elem) __attribute__((noreturn, cold));
+void shoal_api_fail_null(const char *call, const char *what, size_t bytes) __attribute__((noreturn, cold));
+
+/* Whether a handle names a live context or team of this PE. They look the
+ * handle up among the ones ctx.c and team.c made (never dereferencing an
+ * unknown pointer), so a garbage or destroyed handle is reported, not
+ * followed. SHMEM_CTX_DEFAULT and the predefined teams are known. */
+int shoal_api_ctx_known(shmem_ctx_t ctx);
+int shoal_api_team_known(shmem_team_t team);
 
 #define SHOAL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SHOAL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -34,7 +43,7 @@ static inline void shoal_check_pe(const char *call, int pe)
 
 static inline void shoal_check_ctx(const char *call, shmem_ctx_t ctx)
 {
-    if (SHOAL_UNLIKELY(!shoal_ctx_valid(ctx))) shoal_api_fail_ctx(call, ctx);
+    if (SHOAL_UNLIKELY(ctx != SHMEM_CTX_DEFAULT && !shoal_api_ctx_known(ctx))) shoal_api_fail_ctx(call, ctx);
 }
 
 int shoal_api_ctx_pe_slow(const char *call, shmem_ctx_t ctx, int pe);
@@ -60,13 +69,28 @@ static inline int shoal_check_symmetric(const char *call, const char *what, cons
     return seg;
 }
 
-/* nelems * elem, failing the call on overflow. */
+/* nelems * elem, failing the call on overflow and on a count that is
+ * negative as a ptrdiff_t (a negative int passed where a size_t is taken,
+ * as nreduce of the *_to_all calls). */
 static inline size_t shoal_check_bytes(const char *call, size_t nelems, size_t elem)
 {
     size_t bytes;
-    if (SHOAL_UNLIKELY(__builtin_mul_overflow(nelems, elem, &bytes)))
-        shoal_api_fail(call, "%zu elements of %zu bytes overflow the address space", nelems, elem);
+    if (SHOAL_UNLIKELY(__builtin_mul_overflow(nelems, elem, &bytes) || (ptrdiff_t)nelems < 0))
+        shoal_api_fail_bytes(call, nelems, elem);
     return bytes;
+}
+
+/* A local buffer of bytes > 0 bytes must not be a null pointer. */
+static inline void shoal_check_local(const char *call, const char *what, const void *addr, size_t bytes)
+{
+    if (SHOAL_UNLIKELY(!addr && bytes)) shoal_api_fail_null(call, what, bytes);
+}
+
+/* A symmetric object the CPU updates atomically must be aligned to its size. */
+static inline void shoal_check_aligned(const char *call, const char *what, const void *addr, size_t align)
+{
+    if (SHOAL_UNLIKELY((uintptr_t)addr % align))
+        shoal_api_fail(call, "%s address %p is not aligned to its %zu-byte type", what, addr, align);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "api/check.h"
+#include "api/debug.h"
 #include "coll/coll.h"
 #include "core/team.h"
 #include "sync/group.h"
@@ -36,7 +37,7 @@ static struct shoal_team *team_of(const char *call, shmem_team_t team)
 {
     shoal_check_init(call);
     if (team == SHMEM_TEAM_INVALID) return NULL;
-    if (SHOAL_UNLIKELY(!shoal_team_valid(team)))
+    if (SHOAL_UNLIKELY(!shoal_api_team_known(team)))
         shoal_api_fail(call, "team handle %p is not a team (destroyed, or never created)", (void *)team);
     check_setup(call);
     return team->my_rank >= 0 ? team : NULL;
@@ -99,6 +100,12 @@ static size_t strided_extent(const char *call, const char *what, ptrdiff_t strid
 
 /* ---- Team forms ---- */
 
+/* SHMEM_DEBUG: the members agree on the call and its arguments. */
+static void agree(const char *call, struct shoal_team *t, size_t nelems, int root)
+{
+    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, t, nelems, root);
+}
+
 int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem, int root,
                         const char *call)
 {
@@ -108,6 +115,7 @@ int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_
         shoal_api_fail(call, "root %d is out of range: the team's PEs are 0 to %d", root, t->size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    agree(call, t, nelems, root);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, root, 1));
@@ -121,6 +129,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    agree(call, t, 0, -1); /* each member contributes its own nelems */
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
@@ -139,6 +148,7 @@ int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym(call, "dest", dest, all_blocks(call, bytes, t->size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
+    agree(call, t, nelems, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
@@ -160,6 +170,7 @@ int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdi
     size_t count = all_blocks(call, nelems, t->size);
     struct shoal_coll_buf d = sym(call, "dest", dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
+    agree(call, t, nelems, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
@@ -174,6 +185,7 @@ int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t n
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
     struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    agree(call, t, nreduce, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
@@ -187,6 +199,7 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, shoal_coll_dtype_size(check_dtype(call, dtype)));
     struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    agree(call, t, nelems, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_scan(&g, d, s, nelems, (int)dtype, inclusive));

@@ -1,13 +1,93 @@
 /* ctx.c: context management. Contexts are cheap on the host path (no
- * endpoint of their own); each records its options and team. */
+ * endpoint of their own); each records its options and team.
+ *
+ * Context objects come from a pool of chunks that are never returned to
+ * libc, so shoal_api_ctx_known can tell a live handle from a garbage or
+ * destroyed one without following an unknown pointer: a handle is known
+ * when it is a slot of a chunk whose magic is set. Destroyed slots go to
+ * the back of a FIFO, so a stale handle stays invalid as long as possible.
+ * Lookups take no lock (chunks are published with release ordering);
+ * create and destroy take pool_lock. */
+#include <pthread.h>
 #include <shmem.h>
 #include <stdlib.h>
 
 #include "api/check.h"
 
-int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+#define CTX_CHUNK 64
+#define CTX_CHUNKS_MAX 256 /* 16384 contexts alive at once */
+
+static struct shoal_ctx *chunks[CTX_CHUNKS_MAX];
+static int n_chunks; /* atomic: chunks[0, n_chunks) are published */
+static struct shoal_ctx *free_head, *free_tail; /* FIFO of free slots through next_of_team */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int shoal_api_ctx_known(shmem_ctx_t ctx)
 {
-    static const char *call = "shmem_team_create_ctx";
+    if (ctx == SHMEM_CTX_DEFAULT) return 1;
+    const uintptr_t p = (uintptr_t)ctx;
+    const int n = __atomic_load_n(&n_chunks, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        const uintptr_t base = (uintptr_t)chunks[i];
+        if (p < base || p >= base + CTX_CHUNK * sizeof(struct shoal_ctx)) continue;
+        if ((p - base) % sizeof(struct shoal_ctx)) return 0;
+        return __atomic_load_n(&ctx->magic, __ATOMIC_ACQUIRE) == SHOAL_CTX_MAGIC;
+    }
+    return 0;
+}
+
+static struct shoal_ctx *ctx_take(void)
+{
+    struct shoal_ctx *c = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (!free_head && n_chunks < CTX_CHUNKS_MAX) {
+        struct shoal_ctx *chunk = calloc(CTX_CHUNK, sizeof *chunk);
+        if (chunk) {
+            for (int i = 0; i < CTX_CHUNK; i++) chunk[i].next_of_team = i + 1 < CTX_CHUNK ? &chunk[i + 1] : NULL;
+            free_head = chunk;
+            free_tail = &chunk[CTX_CHUNK - 1];
+            chunks[n_chunks] = chunk;
+            __atomic_store_n(&n_chunks, n_chunks + 1, __ATOMIC_RELEASE);
+        }
+    }
+    if (free_head) {
+        c = free_head;
+        free_head = c->next_of_team;
+        if (!free_head) free_tail = NULL;
+        c->next_of_team = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return c;
+}
+
+/* Puts c back on the free list; pool_lock is held. */
+static void pool_return_locked(struct shoal_ctx *c)
+{
+    __atomic_store_n(&c->magic, 0, __ATOMIC_RELEASE);
+    c->team = NULL;
+    c->next_of_team = NULL;
+    if (free_tail) free_tail->next_of_team = c;
+    else free_head = c;
+    free_tail = c;
+}
+
+/* Unlinks c from its team and returns it to the pool. */
+static void ctx_give_back(struct shoal_ctx *c)
+{
+    pthread_mutex_lock(&pool_lock);
+    struct shoal_team *team = c->team;
+    for (struct shoal_ctx **p = &team->ctx_list; *p; p = &(*p)->next_of_team)
+        if (*p == c) {
+            *p = c->next_of_team;
+            break;
+        }
+    team->contexts--;
+    pool_return_locked(c);
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static int create_ctx(const char *call, shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
     shoal_check_init(call);
     if (!ctx) shoal_api_fail(call, "ctx is a null pointer");
     *ctx = SHMEM_CTX_INVALID;
@@ -16,22 +96,35 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
         shoal_api_fail(call, "options 0x%lx have unknown bits 0x%lx (known: SHMEM_CTX_SERIALIZED, "
                        "SHMEM_CTX_PRIVATE, SHMEM_CTX_NOSTORE)", options, options & ~known);
     if (team == SHMEM_TEAM_INVALID) return -1;
-    if (!shoal_team_valid(team)) shoal_api_fail(call, "team %p is not a valid team", (void *)team);
+    if (!shoal_api_team_known(team))
+        shoal_api_fail(call, "team %p is not a valid team (never created, or already destroyed)", (void *)team);
     if (team->my_rank < 0) return -1;
-    if ((team->config_mask & SHMEM_TEAM_NUM_CONTEXTS) && team->contexts >= team->config.num_contexts) return -1;
-    struct shoal_ctx *c = calloc(1, sizeof *c);
+    struct shoal_ctx *c = ctx_take();
     if (!c) return -1;
-    c->magic = SHOAL_CTX_MAGIC;
+    /* Threads may create and destroy contexts of one team at once. */
+    pthread_mutex_lock(&pool_lock);
+    if ((team->config_mask & SHMEM_TEAM_NUM_CONTEXTS) && team->contexts >= team->config.num_contexts) {
+        pool_return_locked(c);
+        pthread_mutex_unlock(&pool_lock);
+        return -1;
+    }
     c->options = options;
     c->team = team;
     c->next_of_team = team->ctx_list;
     team->ctx_list = c;
     team->contexts++;
+    __atomic_store_n(&c->magic, SHOAL_CTX_MAGIC, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pool_lock);
     *ctx = c;
     return 0;
 }
 
-int shmem_ctx_create(long options, shmem_ctx_t *ctx) { return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx); }
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    return create_ctx("shmem_team_create_ctx", team, options, ctx);
+}
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx) { return create_ctx("shmem_ctx_create", SHMEM_TEAM_WORLD, options, ctx); }
 
 void shmem_ctx_destroy(shmem_ctx_t ctx)
 {
@@ -42,15 +135,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
     shoal_check_ctx(call, ctx);
     /* Destroying a context completes its outstanding operations. */
     shoal_rt.transport->quiet();
-    struct shoal_team *team = ctx->team;
-    for (struct shoal_ctx **p = &team->ctx_list; *p; p = &(*p)->next_of_team)
-        if (*p == ctx) {
-            *p = ctx->next_of_team;
-            break;
-        }
-    team->contexts--;
-    ctx->magic = 0;
-    free(ctx);
+    ctx_give_back(ctx);
 }
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)

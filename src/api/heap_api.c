@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "api/debug.h"
 #include "sync/barrier.h"
 #include "util/log.h"
 
@@ -58,16 +59,21 @@ static void barrier(void)
     shoal_sync_all();
 }
 
-static void *allocate_collective(const char *call, size_t size, size_t alignment)
+/* The barrier after an allocation, where the PEs also compare what they
+ * asked for (debug.h). */
+static void *allocate_collective(const char *call, enum shoal_heap_call kind, size_t size, size_t alignment)
 {
     shoal_check_init(call);
     if (size == 0) return NULL;
+    shoal_debug_heap_publish(kind, size, kind == SHOAL_HEAP_ALIGN ? alignment : 0);
     void *p = allocate(call, size, alignment);
     barrier();
+    shoal_debug_heap_compare(call);
+    shoal_debug_heap_check(call);
     return p;
 }
 
-void *shmem_malloc(size_t size) { return allocate_collective("shmem_malloc", size, 0); }
+void *shmem_malloc(size_t size) { return allocate_collective("shmem_malloc", SHOAL_HEAP_MALLOC, size, 0); }
 
 void *shmem_calloc(size_t count, size_t size)
 {
@@ -75,9 +81,12 @@ void *shmem_calloc(size_t count, size_t size)
     shoal_check_init(call);
     size_t bytes = shoal_check_bytes(call, count, size);
     if (bytes == 0) return NULL;
+    shoal_debug_heap_publish(SHOAL_HEAP_CALLOC, bytes, 0);
     void *p = allocate(call, bytes, 0);
     if (p) memset(p, 0, bytes);
     barrier();
+    shoal_debug_heap_compare(call);
+    shoal_debug_heap_check(call);
     return p;
 }
 
@@ -90,7 +99,7 @@ void *shmem_align(size_t alignment, size_t size)
     if (alignment > SHOAL_HEAP_BASE_ALIGN)
         shoal_api_fail(call, "alignment %zu exceeds the largest supported alignment %zu", alignment,
                        SHOAL_HEAP_BASE_ALIGN);
-    return allocate_collective(call, size, alignment);
+    return allocate_collective(call, SHOAL_HEAP_ALIGN, size, alignment);
 }
 
 void *shmem_malloc_with_hints(size_t size, long hints)
@@ -103,7 +112,7 @@ void *shmem_malloc_with_hints(size_t size, long hints)
                        "SHMEM_MALLOC_SIGNAL_REMOTE)", hints, hints & ~known);
     /* Objects updated remotely get cache lines of their own, so a peer's
      * atomics do not bounce a line that local code is also writing. */
-    return allocate_collective(call, size, hints ? 64 : 0);
+    return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, hints ? 64 : 0);
 }
 
 void shmem_free(void *ptr)
@@ -112,18 +121,21 @@ void shmem_free(void *ptr)
     shoal_check_init(call);
     if (!ptr) return;
     size_t offset = offset_of_block(call, ptr);
+    shoal_debug_heap_publish(SHOAL_HEAP_FREE, offset, 0);
     barrier();
+    shoal_debug_heap_compare(call);
     pthread_mutex_lock(&shoal_rt.heap_lock);
     shoal_status_t st = shoal_alloc_free(shoal_rt.alloc, offset);
     pthread_mutex_unlock(&shoal_rt.heap_lock);
     if (st != SHOAL_OK) shoal_api_fail(call, "pointer %p could not be freed: %s", ptr, shoal_status_str(st));
+    shoal_debug_heap_check(call);
 }
 
 void *shmem_realloc(void *ptr, size_t size)
 {
     static const char *call = "shmem_realloc";
     shoal_check_init(call);
-    if (!ptr) return allocate_collective(call, size, 0);
+    if (!ptr) return allocate_collective(call, SHOAL_HEAP_REALLOC, size, 0);
     if (size == 0) {
         shmem_free(ptr);
         return NULL;
@@ -131,7 +143,9 @@ void *shmem_realloc(void *ptr, size_t size)
     size_t offset = offset_of_block(call, ptr);
     size_t old_size = shoal_alloc_block_size(shoal_rt.alloc, offset);
     /* Peers may still be writing the old block. */
+    shoal_debug_heap_publish(SHOAL_HEAP_REALLOC, size, offset);
     barrier();
+    shoal_debug_heap_compare(call);
     void *result = ptr;
     pthread_mutex_lock(&shoal_rt.heap_lock);
     shoal_status_t st = shoal_alloc_resize(shoal_rt.alloc, offset, size);
@@ -148,5 +162,6 @@ void *shmem_realloc(void *ptr, size_t size)
         shoal_api_fail(call, "resizing %p to %zu bytes failed: %s", ptr, size, shoal_status_str(st));
     }
     barrier();
+    shoal_debug_heap_check(call);
     return result;
 }

@@ -1,8 +1,42 @@
-/* lock.c: shmem_set_lock, shmem_test_lock, shmem_clear_lock. */
+/* lock.c: shmem_set_lock, shmem_test_lock, shmem_clear_lock.
+ *
+ * This PE remembers the locks it holds (up to HELD_MAX; beyond that it
+ * stops checking), so clearing a lock it does not hold is reported instead
+ * of silently advancing the ticket lock past a ticket nobody drew (which
+ * would later let two PEs hold it). */
+#include <pthread.h>
 #include <shmem.h>
 
 #include "api/check.h"
 #include "sync/lock.h"
+
+#define HELD_MAX 64
+static long *held[HELD_MAX];
+static int n_held, held_overflow;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void held_add(long *lock)
+{
+    pthread_mutex_lock(&held_lock);
+    if (n_held < HELD_MAX) held[n_held++] = lock;
+    else held_overflow = 1;
+    pthread_mutex_unlock(&held_lock);
+}
+
+/* Removes lock from the held set; 0 if this PE does not hold it. */
+static int held_remove(long *lock)
+{
+    int found = held_overflow;
+    pthread_mutex_lock(&held_lock);
+    for (int i = 0; i < n_held; i++)
+        if (held[i] == lock) {
+            held[i] = held[--n_held];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&held_lock);
+    return found;
+}
 
 static int lock_segment(const char *call, long *lock, size_t *offset)
 {
@@ -23,6 +57,7 @@ void shmem_set_lock(long *lock)
     size_t off;
     int seg = lock_segment("shmem_set_lock", lock, &off);
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
+    held_add(lock);
 }
 
 int shmem_test_lock(long *lock)
@@ -31,6 +66,7 @@ int shmem_test_lock(long *lock)
     int acquired;
     int seg = lock_segment("shmem_test_lock", lock, &off);
     lock_result("shmem_test_lock", shoal_lock_try(seg, off, &acquired));
+    if (acquired) held_add(lock);
     return acquired ? 0 : 1;
 }
 
@@ -38,6 +74,9 @@ void shmem_clear_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_clear_lock", lock, &off);
+    if (SHOAL_UNLIKELY(!held_remove(lock)))
+        shoal_api_fail("shmem_clear_lock", "lock %p is not held by this PE (clear only a lock this PE set)",
+                       (void *)lock);
     /* Updates made while holding the lock complete before it passes on. */
     shoal_rt.transport->quiet();
     lock_result("shmem_clear_lock", shoal_lock_release(seg, off));

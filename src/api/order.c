@@ -6,23 +6,24 @@
 #include "api/check.h"
 #include "sync/barrier.h"
 
-void shmem_ctx_fence(shmem_ctx_t ctx)
+/* The public calls pass their own name, so a message names what the
+ * program called (shmem_quiet, not shmem_ctx_quiet). */
+static void fence(const char *call, shmem_ctx_t ctx)
 {
-    shoal_check_init("shmem_ctx_fence");
-    shoal_check_ctx("shmem_ctx_fence", ctx);
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
     shoal_rt.transport->fence();
 }
 
-void shmem_ctx_quiet(shmem_ctx_t ctx)
+static void quiet(const char *call, shmem_ctx_t ctx)
 {
-    shoal_check_init("shmem_ctx_quiet");
-    shoal_check_ctx("shmem_ctx_quiet", ctx);
+    shoal_check_init(call);
+    shoal_check_ctx(call, ctx);
     shoal_rt.transport->quiet();
 }
 
-void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
-    static const char *call = "shmem_ctx_pe_quiet";
     shoal_check_init(call);
     shoal_check_ctx(call, ctx);
     if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
@@ -30,9 +31,15 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
     shoal_rt.transport->quiet();
 }
 
-void shmem_fence(void) { shmem_ctx_fence(SHMEM_CTX_DEFAULT); }
-void shmem_quiet(void) { shmem_ctx_quiet(SHMEM_CTX_DEFAULT); }
-void shmem_pe_quiet(const int *target_pes, size_t npes) { shmem_ctx_pe_quiet(SHMEM_CTX_DEFAULT, target_pes, npes); }
+void shmem_ctx_fence(shmem_ctx_t ctx) { fence("shmem_ctx_fence", ctx); }
+void shmem_ctx_quiet(shmem_ctx_t ctx) { quiet("shmem_ctx_quiet", ctx); }
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    pe_quiet("shmem_ctx_pe_quiet", ctx, target_pes, npes);
+}
+void shmem_fence(void) { fence("shmem_fence", SHMEM_CTX_DEFAULT); }
+void shmem_quiet(void) { quiet("shmem_quiet", SHMEM_CTX_DEFAULT); }
+void shmem_pe_quiet(const int *target_pes, size_t npes) { pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes); }
 
 void shmem_barrier_all(void)
 {

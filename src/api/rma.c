@@ -20,6 +20,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
+    shoal_check_local(call, "source", source, bytes);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         memcpy(remote, source, bytes);
@@ -36,6 +37,7 @@ void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
+    shoal_check_local(call, "dest", dest, bytes);
     const char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         memcpy(dest, remote, bytes);
@@ -161,6 +163,7 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
     int seg = check_strided(call, is_put ? "dest" : "source", sym, sym_stride, count, run, elem, &off);
     if (count == 0 || run == 0) return;
     size_t run_bytes = run * elem;
+    shoal_check_local(call, is_put ? "source" : "dest", is_put ? source : (const void *)dest, run_bytes);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         if (is_put)

@@ -55,6 +55,7 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     shoal_check_init(call);
     size_t off;
     shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    shoal_check_aligned(call, "sig_addr", sig_addr, sizeof *sig_addr);
     return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
@@ -94,6 +95,7 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
                        SHMEM_CMP_EQ, SHMEM_CMP_LE);
     size_t off;
     shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    shoal_check_aligned(call, "sig_addr", sig_addr, sizeof *sig_addr);
     const struct shoal_scalar u64 = {.size = 8, .is_signed = 0};
     struct shoal_backoff b = {0};
     for (;;) {

@@ -14,6 +14,19 @@
 #include "sync/group.h"
 #include "util/log.h"
 
+/* Split teams alive on this PE, by slot (a slot holds one team at a time),
+ * so shoal_api_team_known never follows an unknown handle. */
+static struct shoal_team *live_teams[SHOAL_TEAM_SLOTS_MAX];
+
+int shoal_api_team_known(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED) return shoal_team_valid(team);
+    if (!team) return 0;
+    for (int s = 0, limit = shoal_team_slot_limit(); s < limit; s++)
+        if (__atomic_load_n(&live_teams[s], __ATOMIC_ACQUIRE) == team) return shoal_team_valid(team);
+    return 0;
+}
+
 struct team_geometry {
     int start, stride, size; /* world PEs; size 0: this PE is not a member */
     const shmem_team_config_t *config;
@@ -23,7 +36,7 @@ struct team_geometry {
 static struct shoal_team *check_team(const char *call, shmem_team_t team)
 {
     if (team == SHMEM_TEAM_INVALID) return NULL;
-    if (SHOAL_UNLIKELY(!shoal_team_valid(team)))
+    if (SHOAL_UNLIKELY(!shoal_api_team_known(team)))
         shoal_api_fail(call, "team %p is not a valid team (never created, or already destroyed)", (void *)team);
     return team;
 }
@@ -66,6 +79,7 @@ static struct shoal_team *new_team(const struct team_geometry *g, int slot)
     if (g->mask & SHMEM_TEAM_NUM_CONTEXTS) t->config = *g->config;
     memset(&shoal_internal_local()->team_sync[slot], 0, sizeof(struct shoal_team_sync));
     shoal_team_slot_set(slot, 1);
+    __atomic_store_n(&live_teams[slot], t, __ATOMIC_RELEASE);
     return t;
 }
 
@@ -165,6 +179,7 @@ void shmem_team_destroy(shmem_team_t team)
     shoal_rt.transport->quiet();
     shoal_group_sync(&g);
     shoal_team_slot_set(t->slot, 0);
+    __atomic_store_n(&live_teams[t->slot], NULL, __ATOMIC_RELEASE);
     t->magic = 0;
     free(t);
 }

@@ -19,7 +19,10 @@ static struct shoal_scalar check_wait(const char *call, const void *ivars, size_
         shoal_api_fail(call, "comparison %d is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE (%d to %d)", cmp,
                        SHMEM_CMP_EQ, SHMEM_CMP_LE);
     size_t off, bytes = shoal_check_bytes(call, nelems, t.size);
-    if (nelems) shoal_check_symmetric(call, "ivars", ivars, bytes, &off);
+    if (nelems) {
+        shoal_check_symmetric(call, "ivars", ivars, bytes, &off);
+        shoal_check_aligned(call, "ivars", ivars, t.size);
+    }
     return t;
 }
 
@@ -41,7 +44,10 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
 {
     struct shoal_scalar t = check_wait(call, ivars, nelems, kind, cmp);
     if (SHOAL_UNLIKELY(mode == SHOAL_WAIT_SOME && nelems && !indices))
-        shoal_api_fail(call, "indices is a null pointer");
+        shoal_api_fail(call, "indices is a null pointer, but nelems is %zu", nelems);
+    /* The _vector forms pass values and no value. */
+    if (SHOAL_UNLIKELY(!values && !value && nelems))
+        shoal_api_fail(call, "cmp_values is a null pointer, but nelems is %zu", nelems);
     uint64_t scalar = values ? 0 : shoal_scalar_read(t, value);
     return shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking);
 }

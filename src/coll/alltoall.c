@@ -38,9 +38,11 @@ shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf
     const int n = g->size;
     char *mine = shoal_coll_at(g, dest, g->rank, 0);
     shoal_status_t st = SHOAL_OK;
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     for (int k = 0; k < n && nelems && st == SHOAL_OK; k++)
         st = pull_block(g, mine, src, (g->rank + k) % n, dst, sst, nelems, elem);
     shoal_coll_barrier(g);
+    shoal_coll_unpublish(g);
     return st;
 }

@@ -19,6 +19,7 @@ shoal_status_t shoal_coll_broadcast(struct shoal_group *g, struct shoal_coll_buf
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_BROADCAST, g, bytes);
     const int me = g->rank;
     shoal_status_t st = SHOAL_OK;
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     if (bytes && algo == SHOAL_ALGO_LINEAR) {
         if (me == root) {
@@ -30,5 +31,6 @@ shoal_status_t shoal_coll_broadcast(struct shoal_group *g, struct shoal_coll_buf
         st = shoal_coll_get(g, shoal_coll_at(g, dest, me, 0), src, root, 0, bytes);
     }
     shoal_coll_barrier(g);
+    shoal_coll_unpublish(g);
     return st;
 }

@@ -20,10 +20,14 @@
 
 struct shoal_group;
 
-/* A symmetric buffer: the same (segment, offset) on every member. */
+/* A symmetric buffer: the same (segment, offset) on every member, unless
+ * `published`: then each member's copy is where that member said it is
+ * (shoal_coll_publish). Sources are published: the standard lets every PE
+ * pass its own symmetric source, only dest is one object everywhere. */
 struct shoal_coll_buf {
     int seg;
     size_t off;
+    int published;
 };
 
 /* Element types and operators of reductions and scans (same order as the

@@ -59,9 +59,11 @@ static size_t fixed_block(const struct shoal_group *g, int r, size_t *at, void *
 shoal_status_t shoal_coll_fcollect(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                    size_t bytes)
 {
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     shoal_status_t st = gather(g, dest, src, fixed_block, &bytes, bytes * (size_t)g->size);
     shoal_coll_barrier(g);
+    shoal_coll_unpublish(g);
     return st;
 }
 
@@ -91,6 +93,7 @@ shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf d
     struct layout l = {at, at + n};
     uint64_t *count = shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_COUNT);
     __atomic_store_n(count, (uint64_t)bytes, __ATOMIC_RELAXED);
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     size_t total = 0;
     for (int r = 0; r < n; r++) {
@@ -105,6 +108,7 @@ shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf d
         shoal_coll_barrier(g);
     }
     __atomic_store_n(count, 0, __ATOMIC_RELAXED);
+    shoal_coll_unpublish(g);
     free(heap);
     return st;
 }

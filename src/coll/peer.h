@@ -11,9 +11,43 @@
 #include "core/route.h"
 #include "sync/group.h"
 
+/* Auxiliary words of a group (team slot or pSync) the collectives use:
+ * ARRIVE (on rank 0) counts arrivals at a linear barrier, RELEASE (on each
+ * member) is its release, COUNT publishes a member's collect size, SRC the
+ * (segment, offset) of its source. In counting mode (pSync) every one is
+ * back at zero when a call returns. */
+enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COUNT = 2, SHOAL_COLL_AUX_SRC = 3 };
+
+/* Publishes this member's source before the entry sync; readers see it
+ * after the sync, and nobody reads it after the exit sync, when
+ * shoal_coll_unpublish clears it (pSync must end as it began). The word is
+ * never zero while published: segment + 1 sits in the top byte. */
+static inline struct shoal_coll_buf shoal_coll_publish(const struct shoal_group *g, struct shoal_coll_buf src)
+{
+    __atomic_store_n(shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_SRC),
+                     ((uint64_t)(src.seg + 1) << 56) | (uint64_t)src.off, __ATOMIC_RELAXED);
+    src.published = 1;
+    return src;
+}
+
+static inline void shoal_coll_unpublish(const struct shoal_group *g)
+{
+    __atomic_store_n(shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_SRC), 0, __ATOMIC_RELAXED);
+}
+
+/* Where member rank's copy of b starts. */
+static inline struct shoal_coll_buf shoal_coll_member(const struct shoal_group *g, struct shoal_coll_buf b, int rank)
+{
+    if (!b.published || rank == g->rank) return b;
+    uint64_t w = __atomic_load_n(shoal_group_aux(g, rank, SHOAL_COLL_AUX_SRC), __ATOMIC_RELAXED);
+    return (struct shoal_coll_buf){.seg = (int)(w >> 56) - 1, .off = (size_t)(w & ((UINT64_C(1) << 56) - 1)),
+                                   .published = 1};
+}
+
 /* Member rank's copy of b, advanced by at bytes; NULL if not direct. */
 static inline char *shoal_coll_at(const struct shoal_group *g, struct shoal_coll_buf b, int rank, size_t at)
 {
+    b = shoal_coll_member(g, b, rank);
     char *p = shoal_route_direct(b.seg, b.off, shoal_group_pe(g, rank));
     return p ? p + at : NULL;
 }
@@ -34,6 +68,7 @@ static inline shoal_status_t shoal_coll_get(const struct shoal_group *g, void *d
         if (dst != p) memcpy(dst, p, len);
         return SHOAL_OK;
     }
+    b = shoal_coll_member(g, b, rank);
     return shoal_rt.transport->get(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, dst, len);
 }
 
@@ -48,12 +83,6 @@ static inline shoal_status_t shoal_coll_put(const struct shoal_group *g, struct 
     }
     return shoal_rt.transport->put(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, src, len);
 }
-
-/* Auxiliary words of a group (team slot or pSync) the collectives use:
- * ARRIVE (on rank 0) counts arrivals at a linear barrier, RELEASE (on each
- * member) is its release, COUNT publishes a member's collect size. In
- * counting mode (pSync) every one is back at zero when a call returns. */
-enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COUNT = 2 };
 
 /* Scratch of the combining loops: whole elements of every dtype, aligned
  * for all of them, small enough for any thread's stack. */

@@ -64,8 +64,10 @@ shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf de
             hi = (nelems - first < per ? nelems : first + per) * es;
         }
     }
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     shoal_status_t st = lo < hi ? reduce_range(g, dest, src, lo, hi, es, combine) : SHOAL_OK;
     shoal_coll_barrier(g);
+    shoal_coll_unpublish(g);
     return st;
 }

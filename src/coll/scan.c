@@ -48,6 +48,7 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
         if (!staged) return SHOAL_ERR_NOMEM;
     }
     shoal_status_t st = SHOAL_OK;
+    src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     if (last < 0) {
         if (!in_place) memset(mine, 0, bytes);
@@ -61,12 +62,15 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
             if (!staged) memcpy(mine + at, acc, len);
         }
     }
+    /* Unconditional: whether a member works in place is its own business
+     * (sources may differ per member), but every member must sync alike. */
+    shoal_coll_barrier(g);
     if (in_place) {
-        shoal_coll_barrier(g);
         if (staged) memcpy(mine, staged, bytes);
         else if (last < 0) memset(mine, 0, bytes);
     }
     shoal_coll_barrier(g);
+    shoal_coll_unpublish(g);
     free(staged);
     return st;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 unsigned long shoal_backoff_spin = 4096;
+int shoal_backoff_oversubscribed;
 
 void shoal_backoff_configure(long configured_spin, int local_pes)
 {
@@ -12,7 +13,8 @@ void shoal_backoff_configure(long configured_spin, int local_pes)
     if (configured_spin < 0) configured_spin = 0;
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */
-    if (cores > 0 && local_pes > cores && configured_spin > 64) configured_spin = 64;
+    shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
+    if (shoal_backoff_oversubscribed && configured_spin > 64) configured_spin = 64;
     shoal_backoff_spin = (unsigned long)configured_spin;
     /* The default 50 us timer slack would stretch the shortest back-off
      * sleeps (1 us) fifty-fold; waits need them short. */

@@ -14,6 +14,8 @@ struct shoal_backoff {
 
 /* Polls spent spinning before yielding; set at start-up. */
 extern unsigned long shoal_backoff_spin;
+/* Nonzero when this host runs more PEs than it has cores; set at start-up. */
+extern int shoal_backoff_oversubscribed;
 
 static inline void shoal_cpu_relax(void)
 {
@@ -41,6 +43,15 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
     }
+}
+
+/* A non-blocking poll that failed (shmem_test_lock) is usually called again
+ * at once by a loop in the program. With more PEs than cores, such a loop
+ * would keep the core from the PE it waits for (a lock holder preempted
+ * inside its critical section) for a whole time slice; give the core up. */
+static inline void shoal_backoff_poll_failed(void)
+{
+    if (shoal_backoff_oversubscribed) sched_yield();
 }
 
 /* Chooses the spin budget from the setting and the number of PEs sharing

@@ -48,9 +48,11 @@ shoal_status_t shoal_lock_try(int seg, size_t offset, int *acquired)
     *acquired = 0;
     shoal_status_t st = home_amo(seg, offset, SHOAL_AMO_FETCH, 0, 0, &word);
     /* Free when the next ticket is the one being served. */
-    if (st != SHOAL_OK || (word >> 32) != (word & SERVED_MASK)) return st;
-    st = home_amo(seg, offset, SHOAL_AMO_CSWAP, word + TICKET_ONE, word, &seen);
-    if (st == SHOAL_OK && seen == word) *acquired = 1;
+    if (st == SHOAL_OK && (word >> 32) == (word & SERVED_MASK)) {
+        st = home_amo(seg, offset, SHOAL_AMO_CSWAP, word + TICKET_ONE, word, &seen);
+        if (st == SHOAL_OK && seen == word) *acquired = 1;
+    }
+    if (st == SHOAL_OK && !*acquired) shoal_backoff_poll_failed();
     return st;
 }
 

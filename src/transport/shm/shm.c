@@ -29,7 +29,7 @@ static shoal_status_t shm_init(struct shoal_transport_setup *setup)
     const int n = setup->n_pes;
     struct shm_segment_info mine, *all = calloc((size_t)n, sizeof *all);
     int *fds = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *fds);
-    int my_fds[SHOAL_SEG_COUNT];
+    int my_fds[SHOAL_SEG_COUNT], nfds = 0;
     shoal_status_t st = SHOAL_ERR_NOMEM;
     shm_setup = setup;
     if (!all || !fds) goto out;
@@ -49,23 +49,33 @@ static shoal_status_t shm_init(struct shoal_transport_setup *setup)
                 st = SHOAL_ERR_INVAL;
                 goto out;
             }
-    st = setup->boot->ops->allgather_fds(setup->boot, my_fds, SHOAL_SEG_COUNT, fds);
+    /* A segment every PE lacks (static data that could not be remapped: the
+     * sizes agree, so all lack it) has no descriptor to hand over. */
+    nfds = 0;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+        if (mine.size[s]) my_fds[nfds++] = setup->local[s]->fd;
+    st = setup->boot->ops->allgather_fds(setup->boot, my_fds, nfds, fds);
     if (st != SHOAL_OK) goto out;
     for (int pe = 0; pe < n && st == SHOAL_OK; pe++) {
         struct shoal_peer *peer = &setup->peers[pe];
-        for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
-            if (pe == setup->my_pe || mine.size[s] == 0) {
+        for (int s = 0, k = 0; s < SHOAL_SEG_COUNT; s++) {
+            if (mine.size[s] == 0) {
                 peer->base[s] = setup->local[s]->base;
                 continue;
             }
-            st = shoal_segment_map_peer(fds[pe * SHOAL_SEG_COUNT + s], mine.size[s], &peer->base[s]);
+            int fd = fds[pe * nfds + k++];
+            if (pe == setup->my_pe) {
+                peer->base[s] = setup->local[s]->base;
+                continue;
+            }
+            st = shoal_segment_map_peer(fd, mine.size[s], &peer->base[s]);
             if (st != SHOAL_OK) break;
         }
         peer->direct = 1;
     }
 out:
     if (fds)
-        for (int i = 0; i < n * SHOAL_SEG_COUNT; i++)
+        for (int i = 0; i < n * nfds; i++)
             if (fds[i] > 2) close(fds[i]);
     free(fds);
     free(all);
