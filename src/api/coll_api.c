@@ -45,7 +45,7 @@ static struct shoal_team *team_of(const char *call, shmem_team_t team)
 
 static struct shoal_coll_buf sym(const char *call, const char *what, const void *addr, size_t bytes)
 {
-    struct shoal_coll_buf b;
+    struct shoal_coll_buf b = {.published = 0};
     b.seg = shoal_check_symmetric(call, what, addr, bytes, &b.off);
     return b;
 }

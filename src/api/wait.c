@@ -3,6 +3,7 @@
 #include "api/wait_api.h"
 
 #include "api/check.h"
+#include "sync/backoff.h"
 #include "sync/wait.h"
 
 static struct shoal_scalar scalar_of(shoal_kind_t kind)
@@ -35,7 +36,9 @@ void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *va
 int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
-    return shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
+    int holds = shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
+    if (!holds) shoal_backoff_poll_failed();
+    return holds;
 }
 
 static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *indices, const int *status,
@@ -49,7 +52,12 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
     if (SHOAL_UNLIKELY(!values && !value && nelems))
         shoal_api_fail(call, "cmp_values is a null pointer, but nelems is %zu", nelems);
     uint64_t scalar = values ? 0 : shoal_scalar_read(t, value);
-    return shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking);
+    size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking);
+    /* A failed test is usually polled in a loop: with more PEs than cores,
+     * let the PE that would satisfy it run. */
+    if (!blocking && ((mode == SHOAL_WAIT_ANY && result == SIZE_MAX) || (mode != SHOAL_WAIT_ANY && result == 0)))
+        shoal_backoff_poll_failed();
+    return result;
 }
 
 void shoal_api_wait_until_all(void *ivars, size_t nelems, const int *status, shoal_kind_t kind, int cmp,

@@ -595,6 +595,8 @@ int main(void)
     for (int i = 1; i < NTEAMS; i++)
         if (teams[i] != SHMEM_TEAM_INVALID) shmem_team_destroy(teams[i]);
     if (ctx != SHMEM_CTX_DEFAULT) shmem_ctx_destroy(ctx);
+    free(inbox_shadow), free(sinbox_shadow), free(linbox_shadow);
+    free(sig_expect), free(ctr_all), free(xw_all);
     shmem_finalize();
     return failed ? TEST_FAIL : test_finish();
 }
