@@ -4,11 +4,13 @@
 # tests (the API at 16 PEs, the randomized soak, heap stress, a 16 GiB
 # heap) and the start-up scale table, then the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
-# ThreadSanitizer, and one 2-PE run under valgrind's memcheck. Prints the
-# time each stage took.
+# ThreadSanitizer, one 2-PE run under valgrind's memcheck, and a bounded
+# libFuzzer run of each fuzz target. Prints the time each stage took.
 #   SHOAL_SKIP_STRESS=1      leaves out the stress stage
 #   SHOAL_SKIP_SANITIZERS=1  leaves out ASan/UBSan, TSan and valgrind
 #   SHOAL_SOAK_SECONDS=N     soak length (default 60 s at 4 PEs, half at 16)
+#   SHOAL_SKIP_FUZZ=1        leaves out the fuzzing stage
+#   SHOAL_FUZZ_SECONDS=N     time per fuzz target (default 30 s)
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
@@ -85,6 +87,10 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
     build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/api/api_put_get
     SHOAL_SOAK_STEPS=2000 SHOAL_SOAK_SEED=1 \
         build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/stress/stress_soak
+fi
+if [ "${SHOAL_SKIP_FUZZ:-0}" != 1 ]; then
+    stage "fuzzing: configuration parser, oshrun arguments, bootstrap wire decoder"
+    sh fuzz/run_fuzzers.sh "${SHOAL_FUZZ_SECONDS:-30}"
 fi
 stage_end
 echo "== stage times"
