@@ -78,6 +78,7 @@ static struct shoal_team *new_team(const struct team_geometry *g, int slot)
     t->config_mask = g->mask;
     if (g->mask & SHMEM_TEAM_NUM_CONTEXTS) t->config = *g->config;
     memset(&shoal_internal_local()->team_sync[slot], 0, sizeof(struct shoal_team_sync));
+    memset(&shoal_internal_local()->team_oneshot[slot], 0, sizeof(struct shoal_team_oneshot));
     shoal_team_slot_set(slot, 1);
     __atomic_store_n(&live_teams[slot], t, __ATOMIC_RELEASE);
     return t;

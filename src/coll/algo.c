@@ -27,7 +27,7 @@ static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_BROADCAST] = {"direct", "linear"},
     [SHOAL_COLL_COLLECT] = {"direct", "linear"},
     [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
-    [SHOAL_COLL_REDUCE] = {"direct", "linear"},
+    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot"},
     [SHOAL_COLL_SCAN] = {"direct", NULL},
 };
 
@@ -70,9 +70,10 @@ static int parse_token(const char *tok, size_t len)
         if (nlen == 4 && !strncmp(colon + 1, "auto", 4)) { forced[k] = -1; return 0; }
         int a = algo_of(k, colon + 1, nlen);
         if (a < 0) {
-            snprintf(setup_error, sizeof setup_error, "%s has no algorithm named '%.*s' (it has %s%s%s)", kind_names[k],
-                     (int)nlen, colon + 1, algo_names[k][0], algo_names[k][1] ? ", " : "",
-                     algo_names[k][1] ? algo_names[k][1] : "");
+            snprintf(setup_error, sizeof setup_error, "%s has no algorithm named '%.*s' (it has %s%s%s%s%s)",
+                     kind_names[k], (int)nlen, colon + 1, algo_names[k][0], algo_names[k][1] ? ", " : "",
+                     algo_names[k][1] ? algo_names[k][1] : "", algo_names[k][2] ? ", " : "",
+                     algo_names[k][2] ? algo_names[k][2] : "");
             return -1;
         }
         forced[k] = a;
@@ -111,13 +112,20 @@ shoal_status_t shoal_coll_setup(char *err, size_t errlen)
 
 enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
 {
-    if (forced[kind] >= 0) return (enum shoal_coll_algo)forced[kind];
-    /* On one host the direct algorithms win at every size measured with
-     * bench/coll_latency.c (2-8 PEs, 8 B to 1 MiB): the work is spread over
-     * all members and nothing is staged through a root; the dissemination
-     * barrier beats the central counter even at 2 PEs. Size and member
-     * count will choose once members are reached only through RMA. */
-    (void)bytes;
-    (void)g;
+    const int oneshot_fits = kind == SHOAL_COLL_REDUCE && shoal_coll_oneshot_fits(g, bytes);
+    if (forced[kind] >= 0) {
+        /* A forced one-shot falls back to direct where it cannot run (active
+         * sets, vectors past SHOAL_ONESHOT_BYTES, large teams). */
+        if (forced[kind] == SHOAL_ALGO_ONESHOT && !oneshot_fits) return SHOAL_ALGO_DIRECT;
+        return (enum shoal_coll_algo)forced[kind];
+    }
+    /* Small reductions on a team: one exchange of lines and no barrier
+     * beat the two barriers of the sliced algorithm (bench/bench_coll.c). */
+    if (oneshot_fits) return SHOAL_ALGO_ONESHOT;
+    /* Otherwise, on one host, the direct algorithms win at every size
+     * measured (2-8 PEs, 8 B to 1 MiB): the work is spread over all members
+     * and nothing is staged through a root; the dissemination barrier beats
+     * the central counter even at 2 PEs. Size and member count will choose
+     * more once members are reached only through RMA. */
     return SHOAL_ALGO_DIRECT;
 }

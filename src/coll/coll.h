@@ -60,7 +60,12 @@ enum shoal_coll_kind {
     SHOAL_COLL_BARRIER, SHOAL_COLL_BROADCAST, SHOAL_COLL_COLLECT, SHOAL_COLL_ALLTOALL, SHOAL_COLL_REDUCE,
     SHOAL_COLL_SCAN, SHOAL_COLL_KINDS
 };
-enum shoal_coll_algo { SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGOS };
+enum shoal_coll_algo { SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGOS };
+
+/* Whether a reduction of bytes per member can run one-shot on g: a team
+ * (not an active set) of at most SHOAL_ONESHOT_MEMBERS direct members and a
+ * vector of at most SHOAL_ONESHOT_BYTES. */
+int shoal_coll_oneshot_fits(const struct shoal_group *g, size_t bytes);
 
 /* Parses SHMEM_COLL_ALGORITHM once; on a bad value writes one line to err
  * and returns SHOAL_ERR_INVAL (every later call returns the same). */
@@ -96,6 +101,9 @@ shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf
                                     ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
 
 /* Reductions and sum scans (reduce.c, scan.c); dest may equal src. */
+/* The one-shot reduction (reduce_small.c), when shoal_coll_oneshot_fits. */
+shoal_status_t shoal_coll_reduce_oneshot(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                         size_t nelems, size_t es, shoal_coll_combine_fn combine);
 shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                  size_t nelems, int dtype, int op);
 /* Rank r's dest gets the sum over ranks 0..r (inclusive) or 0..r-1

@@ -50,6 +50,7 @@ shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf de
     shoal_coll_combine_fn combine = shoal_coll_kernel(dtype, op);
     if (!combine) return SHOAL_ERR_INVAL;
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_REDUCE, g, bytes);
+    if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_reduce_oneshot(g, dest, src, nelems, es, combine);
     size_t lo = 0, hi = 0;
     if (algo == SHOAL_ALGO_LINEAR) {
         if (g->rank == 0) hi = bytes;

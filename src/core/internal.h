@@ -23,10 +23,24 @@ struct shoal_team_sync {
     uint64_t aux[SHOAL_SYNC_AUX];
 };
 
+/* One-shot collectives of small vectors (coll/reduce_small.c): every member
+ * writes its contribution into its own line of every member's copy, tagged
+ * with the call's count; two sets of lines alternate between calls. */
+#define SHOAL_ONESHOT_MEMBERS 64
+#define SHOAL_ONESHOT_BYTES 120
+struct shoal_oneshot_line {
+    uint64_t tag; /* count of the one-shot call whose data this line holds */
+    unsigned char data[SHOAL_ONESHOT_BYTES];
+};
+struct shoal_team_oneshot {
+    struct shoal_oneshot_line line[2][SHOAL_ONESHOT_MEMBERS];
+};
+
 struct shoal_internal_area {
     /* Team slots in use on this PE; peers read it when agreeing on a slot. */
     _Alignas(64) uint64_t team_slots_used[SHOAL_TEAM_SLOTS_MAX / 64];
     _Alignas(64) struct shoal_team_sync team_sync[SHOAL_TEAM_SLOTS_MAX];
+    _Alignas(64) struct shoal_team_oneshot team_oneshot[SHOAL_TEAM_SLOTS_MAX];
 };
 
 _Static_assert(sizeof(struct shoal_internal_area) <= SHOAL_INTERNAL_AREA,

@@ -20,7 +20,7 @@
 #include "transport/transport.h"
 #include "util/config.h"
 
-#define SHOAL_INTERNAL_AREA (1024 * 1024)
+#define SHOAL_INTERNAL_AREA (8 * 1024 * 1024)
 
 struct shoal_runtime {
     int initialized;  /* 1 from the end of init to the start of finalize */

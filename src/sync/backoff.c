@@ -4,7 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-unsigned long shoal_backoff_spin = 4096;
+unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
 
 void shoal_backoff_configure(long configured_spin, int local_pes)

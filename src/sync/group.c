@@ -12,7 +12,9 @@ void shoal_group_from_team(struct shoal_group *g, struct shoal_team *t)
         .sync_offset = shoal_internal_offset_of(slot + offsetof(struct shoal_team_sync, round)),
         .round_stride = sizeof(((struct shoal_team_sync *)0)->round[0]),
         .aux_offset = shoal_internal_offset_of(slot + offsetof(struct shoal_team_sync, aux)),
-        .epoch = &t->epoch};
+        .epoch = &t->epoch, .oneshot = &t->oneshot,
+        .oneshot_offset = shoal_internal_offset_of(offsetof(struct shoal_internal_area, team_oneshot) +
+                                                   (size_t)t->slot * sizeof(struct shoal_team_oneshot))};
 }
 
 void shoal_group_from_active_set(struct shoal_group *g, int start, int stride, int size, int rank, int seg,

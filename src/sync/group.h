@@ -20,6 +20,10 @@ struct shoal_group {
      * Counting mode (NULL; user pSync): rounds count signals and return to
      * zero when consumed, so pSync is left as the standard requires. */
     uint64_t *epoch;
+    /* Teams only (NULL for active sets): the team's one-shot count and the
+     * offset of its one-shot lines (core/internal.h). */
+    uint64_t *oneshot;
+    size_t oneshot_offset;
 };
 
 static inline int shoal_group_pe(const struct shoal_group *g, int rank) { return g->start + rank * g->stride; }

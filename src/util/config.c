@@ -21,7 +21,7 @@ const struct shoal_config_var shoal_config_vars[] = {
      FIELD(print_version)},
     {"SHMEM_INFO", SHOAL_CONFIG_BOOL, "0", "Print the configuration in force at start-up (PE 0).",
      FIELD(print_info)},
-    {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "4096",
+    {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
      "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
     {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "shm",
      "Transport for peers on this host (only 'shm' is built in).", FIELD(transport)},
