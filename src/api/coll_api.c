@@ -245,7 +245,14 @@ static void active_set(const char *call, struct shoal_group *g, int PE_start, in
         shoal_api_fail(call, "pSync address %p is not aligned to %zu bytes", (void *)pSync, sizeof(long));
     size_t off;
     int seg = shoal_check_symmetric(call, "pSync", pSync, SHMEM_SYNC_SIZE * sizeof(long), &off);
-    shoal_group_from_active_set(g, PE_start, (int)stride, PE_size, (int)(d / stride), seg, off);
+    /* An active set of every PE is the world team: use its synchronisation
+     * slot (epoch barriers, one-shot reductions) rather than counting in
+     * pSync. Every PE sees the same set, so all choose alike; pSync is left
+     * as found either way. */
+    if (PE_start == 0 && stride == 1 && PE_size == n_pes)
+        shoal_group_from_team(g, SHMEM_TEAM_WORLD);
+    else
+        shoal_group_from_active_set(g, PE_start, (int)stride, PE_size, (int)(d / stride), seg, off);
 }
 
 void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_root, int PE_start,
