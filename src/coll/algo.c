@@ -24,7 +24,7 @@ static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast",
 /* Names of each kind's algorithms, NULL where the kind has none. */
 static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_BARRIER] = {"dissemination", "linear"},
-    [SHOAL_COLL_BROADCAST] = {"direct", "linear"},
+    [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot"},
     [SHOAL_COLL_COLLECT] = {"direct", "linear"},
     [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
     [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot"},
@@ -112,15 +112,17 @@ shoal_status_t shoal_coll_setup(char *err, size_t errlen)
 
 enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
 {
-    const int oneshot_fits = kind == SHOAL_COLL_REDUCE && shoal_coll_oneshot_fits(g, bytes);
+    const int oneshot_fits =
+        (kind == SHOAL_COLL_REDUCE || kind == SHOAL_COLL_BROADCAST) && shoal_coll_oneshot_fits(g, bytes);
     if (forced[kind] >= 0) {
         /* A forced one-shot falls back to direct where it cannot run (active
          * sets, vectors past SHOAL_ONESHOT_BYTES, large teams). */
         if (forced[kind] == SHOAL_ALGO_ONESHOT && !oneshot_fits) return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
     }
-    /* Small reductions on a team: one exchange of lines and no barrier
-     * beat the two barriers of the sliced algorithm (bench/bench_coll.c). */
+    /* Small reductions and broadcasts on a team: one exchange of lines and
+     * no barrier beat the two barriers of the direct algorithms
+     * (bench/bench_coll.c). */
     if (oneshot_fits) return SHOAL_ALGO_ONESHOT;
     /* Otherwise, on one host, the direct algorithms win at every size
      * measured (2-8 PEs, 8 B to 1 MiB): the work is spread over all members

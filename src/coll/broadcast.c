@@ -17,6 +17,7 @@ shoal_status_t shoal_coll_broadcast(struct shoal_group *g, struct shoal_coll_buf
                                     size_t bytes, int root, int update_root)
 {
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_BROADCAST, g, bytes);
+    if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_broadcast_oneshot(g, dest, src, bytes, root, update_root);
     const int me = g->rank;
     shoal_status_t st = SHOAL_OK;
     src = shoal_coll_publish(g, src);

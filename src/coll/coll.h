@@ -62,7 +62,7 @@ enum shoal_coll_kind {
 };
 enum shoal_coll_algo { SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGOS };
 
-/* Whether a reduction of bytes per member can run one-shot on g: a team
+/* Whether a reduction or broadcast of bytes can run one-shot on g: a team
  * (not an active set) of at most SHOAL_ONESHOT_MEMBERS direct members and a
  * vector of at most SHOAL_ONESHOT_BYTES. */
 int shoal_coll_oneshot_fits(const struct shoal_group *g, size_t bytes);
@@ -101,7 +101,10 @@ shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf
                                     ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
 
 /* Reductions and sum scans (reduce.c, scan.c); dest may equal src. */
-/* The one-shot reduction (reduce_small.c), when shoal_coll_oneshot_fits. */
+/* The one-shot broadcast and reduction (oneshot.c), when
+ * shoal_coll_oneshot_fits. */
+shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_coll_buf dest,
+                                            struct shoal_coll_buf src, size_t bytes, int root, int update_root);
 shoal_status_t shoal_coll_reduce_oneshot(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          size_t nelems, size_t es, shoal_coll_combine_fn combine);
 shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,

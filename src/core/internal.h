@@ -25,15 +25,19 @@ struct shoal_team_sync {
 
 /* One-shot collectives of small vectors (coll/reduce_small.c): every member
  * writes its contribution into its own line of every member's copy, tagged
- * with the call's count; two sets of lines alternate between calls. */
+ * with the call's count; two sets of lines alternate between calls, and
+ * `done` tells writers when a set may be reused. */
 #define SHOAL_ONESHOT_MEMBERS 64
-#define SHOAL_ONESHOT_BYTES 120
+#define SHOAL_ONESHOT_BYTES 112
 struct shoal_oneshot_line {
     uint64_t tag; /* count of the one-shot call whose data this line holds */
-    unsigned char data[SHOAL_ONESHOT_BYTES];
+    /* 16-byte aligned: long double and double complex are combined in place. */
+    _Alignas(16) unsigned char data[SHOAL_ONESHOT_BYTES];
 };
+_Static_assert(sizeof(struct shoal_oneshot_line) == 128, "a one-shot line is two cache lines");
 struct shoal_team_oneshot {
     struct shoal_oneshot_line line[2][SHOAL_ONESHOT_MEMBERS];
+    _Alignas(64) uint64_t done; /* count of the last one-shot call this member finished reading */
 };
 
 struct shoal_internal_area {
