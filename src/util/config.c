@@ -110,7 +110,18 @@ static shoal_status_t set_value(struct shoal_config *cfg, const struct shoal_con
     return SHOAL_ERR_INVAL;
 }
 
-static const char *type_hint(shoal_config_type_t type)
+const char *shoal_config_type_name(shoal_config_type_t type)
+{
+    switch (type) {
+    case SHOAL_CONFIG_SIZE: return "size";
+    case SHOAL_CONFIG_BOOL: return "boolean";
+    case SHOAL_CONFIG_INT: return "integer";
+    case SHOAL_CONFIG_STRING: return "string";
+    }
+    return "?";
+}
+
+const char *shoal_config_type_hint(shoal_config_type_t type)
 {
     switch (type) {
     case SHOAL_CONFIG_SIZE: return "a size such as 512M or 2G";
@@ -137,7 +148,7 @@ shoal_status_t shoal_config_load(struct shoal_config *cfg, shoal_config_source_t
         shoal_status_t st = set_value(cfg, var, env);
         if (st != SHOAL_OK) {
             snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, env,
-                     type_hint(var->type));
+                     shoal_config_type_hint(var->type));
             return st;
         }
     }

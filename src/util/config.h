@@ -45,6 +45,11 @@ extern const size_t shoal_config_var_count;
 shoal_status_t shoal_config_load(struct shoal_config *cfg, shoal_config_source_t *sources,
                                  char *err, size_t errlen);
 
+/* "size", "boolean", ... and what a value looks like ("a size such as
+ * 512M or 2G"), for messages and the generated reference. */
+const char *shoal_config_type_name(shoal_config_type_t type);
+const char *shoal_config_type_hint(shoal_config_type_t type);
+
 /* "64", "64k", "1M", "2GiB", "1.5G" -> bytes. Rejects overflow and junk. */
 shoal_status_t shoal_parse_size(const char *text, size_t *out);
 shoal_status_t shoal_parse_bool(const char *text, int *out);

@@ -60,28 +60,6 @@ static void report_build(struct sc_json *j)
     sc_json_close(j, '{');
 }
 
-static const char *type_name(shoal_config_type_t type)
-{
-    switch (type) {
-    case SHOAL_CONFIG_SIZE: return "size";
-    case SHOAL_CONFIG_BOOL: return "boolean";
-    case SHOAL_CONFIG_INT: return "integer";
-    case SHOAL_CONFIG_STRING: return "string";
-    }
-    return "?";
-}
-
-static const char *type_hint(shoal_config_type_t type)
-{
-    switch (type) {
-    case SHOAL_CONFIG_SIZE: return "a size such as 512M or 2G";
-    case SHOAL_CONFIG_BOOL: return "0 or 1";
-    case SHOAL_CONFIG_INT: return "a non-negative integer";
-    case SHOAL_CONFIG_STRING: return "a string";
-    }
-    return "?";
-}
-
 /* Parses text as var's type and writes it as a typed JSON value under
  * "value"; returns 0, or -1 (and writes nothing) when it does not parse. */
 static int write_value(struct sc_json *j, const struct shoal_config_var *var, const char *text)
@@ -125,7 +103,7 @@ static size_t report_configuration(struct sc_json *j, struct sc_problems *p, con
         const char *env = getenv(var->name);
         sc_json_open(j, NULL, '{');
         sc_json_str(j, "name", var->name);
-        sc_json_str(j, "type", type_name(var->type));
+        sc_json_str(j, "type", shoal_config_type_name(var->type));
         sc_json_str(j, "default", var->default_value);
         sc_json_str(j, "source", env ? "environment" : "default");
         if (env) sc_json_str(j, "environment", env);
@@ -135,7 +113,7 @@ static size_t report_configuration(struct sc_json *j, struct sc_problems *p, con
             if (env)
                 sc_problem(p, "error", "correct or unset the variable; see docs/configuration.md",
                            "%s='%s' is not valid (expected %s): shmem_init would stop", var->name, env,
-                           type_hint(var->type));
+                           shoal_config_type_hint(var->type));
             else
                 sc_problem(p, "error", "report this as a bug in Shoal",
                            "internal: the default %s='%s' does not parse", var->name, var->default_value);

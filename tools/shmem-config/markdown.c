@@ -6,17 +6,6 @@
 
 #include "util/config.h"
 
-static const char *type_name(shoal_config_type_t type)
-{
-    switch (type) {
-    case SHOAL_CONFIG_SIZE: return "size";
-    case SHOAL_CONFIG_BOOL: return "boolean";
-    case SHOAL_CONFIG_INT: return "integer";
-    case SHOAL_CONFIG_STRING: return "string";
-    }
-    return "?";
-}
-
 /* Table cells: a '|' would end the cell, a newline the row. */
 static void cell(FILE *out, const char *text)
 {
@@ -47,7 +36,7 @@ int sc_markdown(FILE *out)
           out);
     for (size_t i = 0; i < shoal_config_var_count; i++) {
         const struct shoal_config_var *var = &shoal_config_vars[i];
-        fprintf(out, "| `%s` | %s | `", var->name, type_name(var->type));
+        fprintf(out, "| `%s` | %s | `", var->name, shoal_config_type_name(var->type));
         cell(out, var->default_value);
         fputs("` | ", out);
         cell(out, var->help);
