@@ -15,9 +15,12 @@
  * Invariants: calls on a team are counted alike on every member (the
  * team's oneshot count). Lines alternate between two sets by the count's
  * parity, and every member publishes in `done` the last count it finished
- * reading. Before writing set p for call k a member waits until every
- * member's done is at least k-2: so a line is never overwritten while its
- * reader may still need it, whatever mix of broadcasts and reductions runs. */
+ * reading. A line of set p is rewritten at call k only when every reader
+ * is done with call k-2: after a reduction (call k-1) that holds already,
+ * since nobody completes k-1 before every member started it, which each
+ * does only after finishing k-2; after a broadcast it need not (the root
+ * waits for nobody), so then the writer waits until every member's done
+ * is at least k-2. */
 #include <string.h>
 
 #include "coll/coll.h"
@@ -53,7 +56,7 @@ static uint64_t *done_of(const struct shoal_group *g, int owner)
 static uint64_t begin(const struct shoal_group *g)
 {
     const uint64_t tag = ++*g->oneshot;
-    if (tag > 2)
+    if (tag > 2 && *g->oneshot_bcast == tag - 1)
         for (int r = 0; r < g->size; r++) {
             struct shoal_backoff b = {0};
             while (__atomic_load_n(done_of(g, r), __ATOMIC_ACQUIRE) < tag - 2) shoal_backoff_wait(&b);
@@ -105,6 +108,7 @@ shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_
                                             struct shoal_coll_buf src, size_t bytes, int root, int update_root)
 {
     const uint64_t tag = begin(g);
+    *g->oneshot_bcast = tag;
     const int me = g->rank;
     if (me == root) {
         const char *from = shoal_coll_at(g, src, me, 0);

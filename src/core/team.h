@@ -23,6 +23,7 @@ struct shoal_team {
     int slot;         /* synchronisation slot in the internal area */
     uint64_t epoch;   /* barriers done on this team (same on all members) */
     uint64_t oneshot; /* one-shot collectives done on this team (same on all members) */
+    uint64_t oneshot_bcast; /* count of the last one-shot broadcast */
     shmem_team_config_t config;
     long config_mask;
     int contexts;     /* contexts created from this team and alive */

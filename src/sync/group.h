@@ -23,6 +23,7 @@ struct shoal_group {
     /* Teams only (NULL for active sets): the team's one-shot count and the
      * offset of its one-shot lines (core/internal.h). */
     uint64_t *oneshot;
+    uint64_t *oneshot_bcast;
     size_t oneshot_offset;
 };
 
