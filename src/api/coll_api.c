@@ -25,12 +25,6 @@ _Static_assert(SHOAL_RED_AND == (int)SHOAL_COLL_AND && SHOAL_RED_OR == (int)SHOA
                    SHOAL_RED_PROD == (int)SHOAL_COLL_PROD,
                "enum shoal_red_op and enum shoal_coll_op differ");
 
-static void check_setup(const char *call)
-{
-    char err[384];
-    if (SHOAL_UNLIKELY(shoal_coll_setup(err, sizeof err) != SHOAL_OK)) shoal_api_fail(call, "%s", err);
-}
-
 /* The team behind a handle, or NULL for SHMEM_TEAM_INVALID (and for a
  * team this PE is not a member of, which has no collective to join). */
 static struct shoal_team *team_of(const char *call, shmem_team_t team)
@@ -39,7 +33,6 @@ static struct shoal_team *team_of(const char *call, shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID) return NULL;
     if (SHOAL_UNLIKELY(!shoal_api_team_known(team)))
         shoal_api_fail(call, "team handle %p is not a team (destroyed, or never created)", (void *)team);
-    check_setup(call);
     return team->my_rank >= 0 ? team : NULL;
 }
 
@@ -224,7 +217,6 @@ static void active_set(const char *call, struct shoal_group *g, int PE_start, in
                        long *pSync)
 {
     shoal_check_init(call);
-    check_setup(call);
     const int n_pes = shoal_rt.n_pes;
     if (SHOAL_UNLIKELY(PE_start < 0 || PE_start >= n_pes))
         shoal_api_fail(call, "PE_start %d is out of range: valid PEs are 0 to %d", PE_start, n_pes - 1);

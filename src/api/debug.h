@@ -16,7 +16,7 @@
  * rank 0's record, and a second sync keeps the words until all have read.
  *
  * Auxiliary words used (struct shoal_team_sync.aux; the collectives use
- * 0 to 2): world slot words 32-47 for the heap records (two alternating
+ * 0 to 3): world slot words 32-47 for the heap records (two alternating
  * records of 8 words, by the parity of the heap call number: a peer can be
  * at most one heap call ahead, as each call has a barrier), any team
  * slot's words 48-63 for the collective record. */

@@ -8,7 +8,7 @@
 
 #include "api/check.h"
 #include "api/debug.h"
-#include "sync/barrier.h"
+#include "coll/coll.h"
 #include "util/log.h"
 
 static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
@@ -56,17 +56,18 @@ static size_t offset_of_block(const char *call, void *ptr)
 static void barrier(void)
 {
     shoal_rt.transport->quiet();
-    shoal_sync_all();
+    shoal_coll_sync_all();
 }
 
-/* The barrier after an allocation, where the PEs also compare what they
- * asked for (debug.h). */
+/* An allocation (zeroed for calloc) and the barrier after it, where the
+ * PEs also compare what they asked for (debug.h). */
 static void *allocate_collective(const char *call, enum shoal_heap_call kind, size_t size, size_t alignment)
 {
     shoal_check_init(call);
     if (size == 0) return NULL;
     shoal_debug_heap_publish(kind, size, kind == SHOAL_HEAP_ALIGN ? alignment : 0);
     void *p = allocate(call, size, alignment);
+    if (p && kind == SHOAL_HEAP_CALLOC) memset(p, 0, size);
     barrier();
     shoal_debug_heap_compare(call);
     shoal_debug_heap_check(call);
@@ -79,15 +80,7 @@ void *shmem_calloc(size_t count, size_t size)
 {
     static const char *call = "shmem_calloc";
     shoal_check_init(call);
-    size_t bytes = shoal_check_bytes(call, count, size);
-    if (bytes == 0) return NULL;
-    shoal_debug_heap_publish(SHOAL_HEAP_CALLOC, bytes, 0);
-    void *p = allocate(call, bytes, 0);
-    if (p) memset(p, 0, bytes);
-    barrier();
-    shoal_debug_heap_compare(call);
-    shoal_debug_heap_check(call);
-    return p;
+    return allocate_collective(call, SHOAL_HEAP_CALLOC, shoal_check_bytes(call, count, size), 0);
 }
 
 void *shmem_align(size_t alignment, size_t size)

@@ -4,7 +4,7 @@
 #include <shmem.h>
 
 #include "api/check.h"
-#include "sync/barrier.h"
+#include "coll/coll.h"
 
 /* The public calls pass their own name, so a message names what the
  * program called (shmem_quiet, not shmem_ctx_quiet). */
@@ -45,13 +45,13 @@ void shmem_barrier_all(void)
 {
     shoal_check_init("shmem_barrier_all");
     shoal_rt.transport->quiet();
-    shoal_sync_all();
+    shoal_coll_sync_all();
 }
 
 void shmem_sync_all(void)
 {
     shoal_check_init("shmem_sync_all");
-    shoal_sync_all();
+    shoal_coll_sync_all();
 }
 
 /* Deprecated cache calls: hosts Shoal runs on are cache coherent. */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "api/check.h"
-#include "core/team.h"
+#include "coll/coll.h"
 #include "sync/barrier.h"
 #include "util/log.h"
 
@@ -42,10 +42,10 @@ int shmem_init_thread(int requested, int *provided)
     char err[512] = "";
     shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
     if (st != SHOAL_OK) shoal_api_fail(call, "start-up failed: %s", err[0] ? err : shoal_status_str(st));
-    shoal_team_init_predefined();
     shoal_barrier_init();
-    /* Peers must see the cleared team bitmap before anyone splits. */
-    shoal_rt.boot->ops->barrier(shoal_rt.boot);
+    /* A bad SHMEM_COLL_ALGORITHM stops the job here, not at some later
+     * collective; afterwards the setting never changes. */
+    if (shoal_coll_setup(err, sizeof err) != SHOAL_OK) shoal_api_fail(call, "%s", err);
     print_start_info();
     if (provided) *provided = shoal_rt.thread_level;
     return 0;
@@ -72,7 +72,6 @@ void shmem_finalize(void)
         shoal_api_fail_uninitialized("shmem_finalize");
     }
     shoal_runtime_finalize();
-    shoal_team_fini_predefined();
 }
 
 void shmem_global_exit(int status)

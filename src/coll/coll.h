@@ -78,7 +78,9 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
  * algorithm; it orders every earlier store of this PE (non-temporal ones
  * included) before any member leaves it. */
 void shoal_coll_barrier(struct shoal_group *g);
-void shoal_coll_barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo);
+/* The barrier of SHMEM_TEAM_WORLD (shmem_sync_all, barrier_all, the heap
+ * calls), with the chosen algorithm. */
+void shoal_coll_sync_all(void);
 
 /* Data movement (broadcast.c, collect.c, alltoall.c). Sizes are in bytes;
  * root is a group rank. With update_root 0 the root's dest is left alone

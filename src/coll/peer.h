@@ -17,6 +17,7 @@
  * (segment, offset) of its source. In counting mode (pSync) every one is
  * back at zero when a call returns. */
 enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COUNT = 2, SHOAL_COLL_AUX_SRC = 3 };
+_Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must fit a user pSync");
 
 /* Publishes this member's source before the entry sync; readers see it
  * after the sync, and nobody reads it after the exit sync, when
@@ -87,5 +88,25 @@ static inline shoal_status_t shoal_coll_put(const struct shoal_group *g, struct 
 /* Scratch of the combining loops: whole elements of every dtype, aligned
  * for all of them, small enough for any thread's stack. */
 #define SHOAL_COLL_CHUNK 8192
+
+/* Combines bytes [at, at+len) of the copies of b of ranks 0..last, in rank
+ * order (so every member that does it gets the same bits), into out;
+ * len is at most SHOAL_COLL_CHUNK. */
+static inline shoal_status_t shoal_coll_combine_ranks(const struct shoal_group *g, struct shoal_coll_buf b, int last,
+                                                      size_t at, size_t len, size_t es, shoal_coll_combine_fn combine,
+                                                      void *out)
+{
+    _Alignas(64) unsigned char in[SHOAL_COLL_CHUNK];
+    shoal_status_t st = shoal_coll_get(g, out, b, 0, at, len);
+    for (int r = 1; r <= last && st == SHOAL_OK; r++) {
+        const void *p = shoal_coll_at(g, b, r, at);
+        if (!p) {
+            st = shoal_coll_get(g, in, b, r, at, len);
+            p = in;
+        }
+        combine(out, p, len / es);
+    }
+    return st;
+}
 
 #endif

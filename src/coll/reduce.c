@@ -24,19 +24,10 @@ static shoal_status_t reduce_range(const struct shoal_group *g, struct shoal_col
                                    shoal_coll_combine_fn combine)
 {
     _Alignas(64) unsigned char acc[SHOAL_COLL_CHUNK];
-    _Alignas(64) unsigned char in[SHOAL_COLL_CHUNK];
     const size_t step = SHOAL_COLL_CHUNK / es * es;
     for (size_t at = lo; at < hi; at += step) {
         size_t len = hi - at < step ? hi - at : step;
-        shoal_status_t st = shoal_coll_get(g, acc, src, 0, at, len);
-        for (int r = 1; r < g->size && st == SHOAL_OK; r++) {
-            const void *p = shoal_coll_at(g, src, r, at);
-            if (!p) {
-                st = shoal_coll_get(g, in, src, r, at, len);
-                p = in;
-            }
-            combine(acc, p, len / es);
-        }
+        shoal_status_t st = shoal_coll_combine_ranks(g, src, g->size - 1, at, len, es, combine, acc);
         for (int r = 0; r < g->size && st == SHOAL_OK; r++) st = shoal_coll_put(g, dest, r, at, acc, len);
         if (st != SHOAL_OK) return st;
     }

@@ -16,23 +16,6 @@
 #include "coll/coll.h"
 #include "coll/peer.h"
 
-/* Sums bytes [at, at+len) over ranks 0..last into out. */
-static shoal_status_t sum_prefix(const struct shoal_group *g, struct shoal_coll_buf src, int last, size_t at,
-                                 size_t len, size_t es, shoal_coll_combine_fn sum, void *out)
-{
-    _Alignas(64) unsigned char in[SHOAL_COLL_CHUNK];
-    shoal_status_t st = shoal_coll_get(g, out, src, 0, at, len);
-    for (int r = 1; r <= last && st == SHOAL_OK; r++) {
-        const void *p = shoal_coll_at(g, src, r, at);
-        if (!p) {
-            st = shoal_coll_get(g, in, src, r, at, len);
-            p = in;
-        }
-        sum(out, p, len / es);
-    }
-    return st;
-}
-
 shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                size_t nelems, int dtype, int inclusive)
 {
@@ -58,7 +41,7 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
         for (size_t at = 0; at < bytes && st == SHOAL_OK; at += step) {
             size_t len = bytes - at < step ? bytes - at : step;
             unsigned char *out = staged ? staged + at : acc;
-            st = sum_prefix(g, src, last, at, len, es, sum, out);
+            st = shoal_coll_combine_ranks(g, src, last, at, len, es, sum, out);
             if (!staged) memcpy(mine + at, acc, len);
         }
     }

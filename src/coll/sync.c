@@ -15,6 +15,7 @@
  *
  * Every barrier opens with a full fence: stores of this PE, non-temporal
  * ones from a large memcpy included, are visible before any member leaves. */
+#include <shmem.h>
 #include <stdint.h>
 
 #include "coll/coll.h"
@@ -51,7 +52,7 @@ static void linear_barrier(struct shoal_group *g)
     }
 }
 
-void shoal_coll_barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo)
+static void barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (algo == SHOAL_ALGO_LINEAR)
@@ -62,5 +63,12 @@ void shoal_coll_barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo)
 
 void shoal_coll_barrier(struct shoal_group *g)
 {
-    shoal_coll_barrier_algo(g, shoal_coll_choose(SHOAL_COLL_BARRIER, g, 0));
+    barrier_algo(g, shoal_coll_choose(SHOAL_COLL_BARRIER, g, 0));
+}
+
+void shoal_coll_sync_all(void)
+{
+    struct shoal_group world;
+    shoal_group_from_team(&world, SHMEM_TEAM_WORLD);
+    shoal_coll_barrier(&world);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/team.h"
 #include "util/log.h"
 
 struct shoal_runtime shoal_rt = {.my_pe = -1, .heap_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -71,6 +72,9 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     st = shoal_alloc_create(rt->internal_offset, &rt->alloc);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s allocator: %s", "heap");
 
+    /* The team bitmap is cleared before the barrier, so no peer reads it
+     * (a split) before it is ready. */
+    shoal_team_init_predefined();
     st = rt->boot->ops->barrier(rt->boot);
     if (st != SHOAL_OK) return fail(st, err, errlen, "the start-up %s failed: %s", "barrier");
     rt->initialized = 1;
@@ -85,6 +89,7 @@ void shoal_runtime_finalize(void)
     rt->boot->ops->barrier(rt->boot);
     rt->initialized = 0;
     rt->finalized = 1;
+    shoal_team_fini_predefined();
     rt->transport->fini(&rt->transport_setup);
     shoal_alloc_destroy(rt->alloc);
     rt->alloc = NULL;

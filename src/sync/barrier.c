@@ -11,8 +11,6 @@
  * one after seeing it, so no signal is lost and the words end at zero. */
 #include "sync/barrier.h"
 
-#include "core/internal.h"
-#include "core/team.h"
 #include "core/route.h"
 #include "sync/backoff.h"
 #include "sync/group.h"
@@ -51,11 +49,4 @@ void shoal_group_sync(struct shoal_group *g)
             __atomic_fetch_sub(mine, 1, __ATOMIC_ACQ_REL);
         }
     }
-}
-
-void shoal_sync_all(void)
-{
-    struct shoal_group world;
-    shoal_group_from_team(&world, SHMEM_TEAM_WORLD);
-    shoal_group_sync(&world);
 }

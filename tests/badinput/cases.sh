@@ -131,6 +131,11 @@ heap_full)
         --expect "$(who 0 shmem_malloc).*symmetric heap is full: 2 MiB requested, [0-9.]+ (bytes|KiB|MiB) free, largest free block [0-9.]+ (bytes|KiB|MiB); raise SHMEM_SYMMETRIC_SIZE \(now 1 MiB\)" \
         --expect "$(who 1 shmem_malloc).*symmetric heap is full: 2 MiB requested" \
         -- "$bin/badinput_heap_full" full ;;
+coll_setting)
+    # A bad SHMEM_COLL_ALGORITHM ends the job in shmem_init, before any collective.
+    exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=reduce:fastest \
+        --expect "$(who '[01]' shmem_init_thread): SHMEM_COLL_ALGORITHM='reduce:fastest': reduce has no algorithm named 'fastest' \(it has direct, linear, oneshot\)" \
+        -- "$bin/badinput_heap_full" full ;;
 kill_pe)
     # The launcher ends the job within ~2 s of the kill, names PE 1 and
     # SIGKILL, exits 137 and leaves nothing behind.
