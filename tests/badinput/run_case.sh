@@ -8,8 +8,10 @@
 # Without --oshrun the program runs directly. Asserts: the exit status
 # (--exit), that the job ended within S seconds (with --stamp: of the time
 # the program wrote to $SHOAL_TEST_STAMP), that stderr has a line matching
-# each --expect (grep -E), that no process of the job remains (pgrep -f
-# "^PROGRAM TAG"), and with --check-shm that /dev/shm gained no entry.
+# each --expect (grep -E), that no process of the job remains (the job's
+# command line ends with a token unique to this run, which pgrep -f finds;
+# two cases may run the same program with the same arguments at once), and
+# with --check-shm that /dev/shm gained no entry.
 # Exit 0 pass, 1 fail.
 set -u
 oshrun= np=2 want_exit=nonzero max_s=5 use_stamp=0 check_shm=0
@@ -29,7 +31,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $# -ge 2 ] || { echo "run_case.sh: need PROGRAM TAG" >&2; exit 1; }
-prog=$1 tag=$2
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -39,10 +40,11 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 [ $use_stamp = 1 ] && envs+=("SHOAL_TEST_STAMP=$tmp/stamp")
 [ $check_shm = 1 ] && ls -A /dev/shm | sort >"$tmp/shm.before"
 
+token="shoal-case-$$-$RANDOM$RANDOM"
 if [ -n "$oshrun" ]; then
-    cmd=("$oshrun" -n "$np" --timeout 20 "$@")
+    cmd=("$oshrun" -n "$np" --timeout 20 "$@" "$token")
 else
-    cmd=("$@")
+    cmd=("$@" "$token")
 fi
 echo "running: ${envs[*]} ${cmd[*]}" >&2
 start=$(date +%s.%N)
@@ -79,8 +81,7 @@ done
 
 # Nothing of the job may remain: no PE, no child of a PE.
 sleep 0.3
-pat="^$(printf '%s' "$prog" | sed 's/[][\.*^$+?(){}|]/\\&/g') $tag( |\$)"
-left=$(pgrep -f "$pat")
+left=$(pgrep -f -- "$token")
 if [ -n "$left" ]; then
     fail "processes of the job remain: $(echo $left)"
     ps -o pid,ppid,stat,args -p "$(echo $left | tr ' ' ',')" >&2
