@@ -40,7 +40,7 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
     if (SHOAL_UNLIKELY((uintptr_t)dest % elem))
         shoal_api_fail(call, "dest address %p is not aligned to its %zu-byte type", dest, elem);
     uint64_t value = operand ? load_value(operand, elem) : 0, expected = cond ? load_value(cond, elem) : 0, old;
-    shoal_status_t st = shoal_route_amo(seg, off, pe, elem, op, value, expected, &old);
+    shoal_status_t st = shoal_route_amo(ctx->tctx, seg, off, pe, elem, op, value, expected, fetched ? &old : NULL);
     if (SHOAL_UNLIKELY(st != SHOAL_OK)) shoal_api_fail(call, "atomic on PE %d failed: %s", pe, shoal_status_str(st));
     if (fetched) store_value(fetched, old, elem);
 }

@@ -327,6 +327,6 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     struct shoal_group g;
     active_set("shmem_barrier", &g, PE_start, logPE_stride, PE_size, pSync);
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(NULL);
     shoal_coll_barrier(&g);
 }

@@ -101,11 +101,19 @@ static int create_ctx(const char *call, shmem_team_t team, long options, shmem_c
     if (team->my_rank < 0) return -1;
     struct shoal_ctx *c = ctx_take();
     if (!c) return -1;
+    if (shoal_rt.transport->ctx_create(&c->tctx) != SHOAL_OK) {
+        pthread_mutex_lock(&pool_lock);
+        pool_return_locked(c);
+        pthread_mutex_unlock(&pool_lock);
+        return -1;
+    }
     /* Threads may create and destroy contexts of one team at once. */
     pthread_mutex_lock(&pool_lock);
     if ((team->config_mask & SHMEM_TEAM_NUM_CONTEXTS) && team->contexts >= team->config.num_contexts) {
         pool_return_locked(c);
         pthread_mutex_unlock(&pool_lock);
+        shoal_rt.transport->ctx_destroy(c->tctx);
+        c->tctx = NULL;
         return -1;
     }
     c->options = options;
@@ -134,7 +142,9 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
     if (ctx == SHMEM_CTX_DEFAULT) shoal_api_fail(call, "SHMEM_CTX_DEFAULT cannot be destroyed");
     shoal_check_ctx(call, ctx);
     /* Destroying a context completes its outstanding operations. */
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(ctx->tctx);
+    shoal_rt.transport->ctx_destroy(ctx->tctx);
+    ctx->tctx = NULL;
     ctx_give_back(ctx);
 }
 

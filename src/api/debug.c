@@ -11,6 +11,7 @@
 #include "core/internal.h"
 #include "core/team.h"
 #include "sync/group.h"
+#include "sync/word.h"
 
 #define HEAP_AUX 32 /* two records of HEAP_WORDS */
 #define HEAP_WORDS 8
@@ -38,12 +39,12 @@ static const char *heap_call_name(uint64_t kind)
     return "no heap call";
 }
 
-/* Word i of PE pe's heap record for call number seq; NULL if pe is not direct. */
-static uint64_t *heap_word(int pe, uint64_t seq, int i)
+/* Heap offset of word i of the heap record for call number seq. */
+static size_t heap_word(uint64_t seq, int i)
 {
     size_t field = offsetof(struct shoal_internal_area, team_sync) + offsetof(struct shoal_team_sync, aux) +
                    (HEAP_AUX + (seq & 1) * HEAP_WORDS + (size_t)i) * sizeof(uint64_t);
-    return shoal_route_direct(SHOAL_SEG_HEAP, shoal_internal_offset_of(field), pe);
+    return shoal_internal_offset_of(field);
 }
 
 void shoal_debug_heap_publish(enum shoal_heap_call kind, size_t size, size_t extra)
@@ -57,14 +58,15 @@ void shoal_debug_heap_publish(enum shoal_heap_call kind, size_t size, size_t ext
         rec[H_PRINT] = shoal_alloc_fingerprint(shoal_rt.alloc);
         pthread_mutex_unlock(&shoal_rt.heap_lock);
     }
-    for (int i = 0; i < HEAP_WORDS; i++) __atomic_store_n(heap_word(me, seq, i), rec[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < HEAP_WORDS; i++)
+        __atomic_store_n((uint64_t *)shoal_route_direct(SHOAL_SEG_HEAP, heap_word(seq, i), me), rec[i],
+                         __ATOMIC_RELAXED);
 }
 
 static void read_heap_record(int pe, uint64_t seq, uint64_t rec[HEAP_WORDS])
 {
     for (int i = 0; i < HEAP_WORDS; i++) {
-        const uint64_t *w = heap_word(pe, seq, i);
-        rec[i] = w ? __atomic_load_n(w, __ATOMIC_RELAXED) : 0;
+        rec[i] = shoal_word_load(SHOAL_SEG_HEAP, heap_word(seq, i), pe);
     }
 }
 
@@ -106,7 +108,6 @@ void shoal_debug_heap_compare(const char *call)
 {
     const uint64_t seq = heap_seq;
     const int me = shoal_rt.my_pe;
-    if (!heap_word(0, seq, 0)) return;
     uint64_t ref[HEAP_WORDS], r[HEAP_WORDS];
     read_heap_record(0, seq, ref);
     if (!shoal_rt.config.debug) {
@@ -118,7 +119,6 @@ void shoal_debug_heap_compare(const char *call)
     }
     /* Every PE names the same, first, PE that differs from PE 0. */
     for (int pe = 1; pe < shoal_rt.n_pes; pe++) {
-        if (!heap_word(pe, seq, 0)) continue;
         read_heap_record(pe, seq, r);
         if (heap_records_differ(r, ref)) heap_mismatch(call, pe, r, 0, ref);
     }
@@ -143,8 +143,7 @@ static uint64_t coll_seq[SHOAL_TEAM_SLOTS_MAX];
 static void read_coll_record(const struct shoal_group *g, int rank, uint64_t rec[COLL_WORDS])
 {
     for (int i = 0; i < COLL_WORDS; i++) {
-        const uint64_t *w = shoal_group_aux(g, rank, COLL_AUX + (size_t)i);
-        rec[i] = w ? __atomic_load_n(w, __ATOMIC_RELAXED) : 0;
+        rec[i] = shoal_group_aux_load(g, rank, COLL_AUX + (size_t)i);
     }
 }
 
@@ -153,19 +152,17 @@ void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, 
     struct shoal_team *t = team;
     struct shoal_group g;
     shoal_group_from_team(&g, t);
-    if (!shoal_group_aux(&g, g.rank, COLL_AUX)) return;
     /* A new team starts with cleared words: count from there. */
     uint64_t *seq_slot = &coll_seq[t->slot];
-    if (__atomic_load_n(shoal_group_aux(&g, g.rank, COLL_AUX + C_SEQ), __ATOMIC_RELAXED) == 0) *seq_slot = 0;
+    if (__atomic_load_n(shoal_group_aux(&g, COLL_AUX + C_SEQ), __ATOMIC_RELAXED) == 0) *seq_slot = 0;
     uint64_t rec[COLL_WORDS] = {[C_SEQ] = ++*seq_slot, [C_NELEMS] = nelems, [C_ROOT] = (uint64_t)(int64_t)root};
     strncpy((char *)&rec[C_NAME], call, COLL_NAME_WORDS * sizeof(uint64_t) - 1);
     for (int i = 0; i < COLL_WORDS; i++)
-        __atomic_store_n(shoal_group_aux(&g, g.rank, COLL_AUX + (size_t)i), rec[i], __ATOMIC_RELAXED);
+        __atomic_store_n(shoal_group_aux(&g, COLL_AUX + (size_t)i), rec[i], __ATOMIC_RELAXED);
     shoal_group_sync(&g);
     uint64_t ref[COLL_WORDS], r[COLL_WORDS];
     read_coll_record(&g, 0, ref);
     for (int k = 1; k < g.size; k++) {
-        if (!shoal_group_aux(&g, k, COLL_AUX)) continue;
         read_coll_record(&g, k, r);
         const int pe = shoal_group_pe(&g, k), pe0 = shoal_group_pe(&g, 0);
         char name[COLL_NAME_WORDS * 8], name0[COLL_NAME_WORDS * 8];

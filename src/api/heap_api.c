@@ -55,7 +55,7 @@ static size_t offset_of_block(const char *call, void *ptr)
 
 static void barrier(void)
 {
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
 }
 

@@ -78,6 +78,6 @@ void shmem_clear_lock(long *lock)
         shoal_api_fail("shmem_clear_lock", "lock %p is not held by this PE (clear only a lock this PE set)",
                        (void *)lock);
     /* Updates made while holding the lock complete before it passes on. */
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(NULL);
     lock_result("shmem_clear_lock", shoal_lock_release(seg, off));
 }

@@ -12,14 +12,14 @@ static void fence(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
     shoal_check_ctx(call, ctx);
-    shoal_rt.transport->fence();
+    shoal_rt.transport->fence(ctx->tctx);
 }
 
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
     shoal_check_ctx(call, ctx);
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(ctx->tctx);
 }
 
 static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
@@ -28,7 +28,7 @@ static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, s
     shoal_check_ctx(call, ctx);
     if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
     for (size_t i = 0; i < npes; i++) shoal_check_ctx_pe(call, ctx, target_pes[i]);
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(ctx->tctx);
 }
 
 void shmem_ctx_fence(shmem_ctx_t ctx) { fence("shmem_ctx_fence", ctx); }
@@ -44,7 +44,7 @@ void shmem_pe_quiet(const int *target_pes, size_t npes) { pe_quiet("shmem_pe_qui
 void shmem_barrier_all(void)
 {
     shoal_check_init("shmem_barrier_all");
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
 }
 

@@ -1,7 +1,8 @@
 /* rma.c: the byte-based RMA entry points (rma_api.h). On a direct peer a
  * put is one memcpy into the peer's mapping and a get one memcpy out of it;
  * other peers go through the transport table. Non-blocking forms complete
- * at once on the direct path, which the standard allows. */
+ * at once on the direct path, which the standard allows; on the fabric a
+ * get_nbi completes at quiet. */
 #include "api/rma_api.h"
 
 #include <string.h>
@@ -26,7 +27,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
         memcpy(remote, source, bytes);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->put(pe, seg, off, source, bytes);
+    shoal_status_t st = shoal_rt.transport->put(ctx->tctx, pe, seg, off, source, bytes);
     if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
@@ -43,7 +44,7 @@ void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
         memcpy(dest, remote, bytes);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->get(pe, seg, off, dest, bytes);
+    shoal_status_t st = shoal_rt.transport->get(ctx->tctx, pe, seg, off, dest, bytes);
     if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
@@ -56,7 +57,19 @@ void shoal_api_put_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t n
 void shoal_api_get_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                        const char *call)
 {
-    shoal_api_get(ctx, dest, source, nelems, elem, pe, call);
+    shoal_check_init(call);
+    pe = shoal_check_ctx_pe(call, ctx, pe);
+    size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
+    shoal_check_local(call, "dest", dest, bytes);
+    const char *remote = shoal_route_direct(seg, off, pe);
+    if (SHOAL_LIKELY(remote != NULL)) {
+        memcpy(dest, remote, bytes);
+        return;
+    }
+    /* The fabric fills dest by the next quiet on this context. */
+    shoal_status_t st = shoal_rt.transport->get_nbi(ctx->tctx, pe, seg, off, dest, bytes);
+    if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
 /* Untorn single-element store/load: a peer polling the word never sees a
@@ -101,7 +114,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
         store_element(remote, value, elem);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->put(pe, seg, off, value, elem);
+    shoal_status_t st = shoal_rt.transport->put(ctx->tctx, pe, seg, off, value, elem);
     if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
@@ -116,7 +129,7 @@ void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, 
         load_element(value, remote, elem);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->get(pe, seg, off, value, elem);
+    shoal_status_t st = shoal_rt.transport->get(ctx->tctx, pe, seg, off, value, elem);
     if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
@@ -176,10 +189,10 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
         ptrdiff_t sym_k = (ptrdiff_t)k * sym_stride * (ptrdiff_t)elem;
         shoal_status_t st;
         if (is_put)
-            st = shoal_rt.transport->put(pe, seg, (size_t)((ptrdiff_t)off + sym_k),
+            st = shoal_rt.transport->put(ctx->tctx, pe, seg, (size_t)((ptrdiff_t)off + sym_k),
                                          (const char *)source + (ptrdiff_t)k * sst * (ptrdiff_t)elem, run_bytes);
         else
-            st = shoal_rt.transport->get(pe, seg, (size_t)((ptrdiff_t)off + sym_k),
+            st = shoal_rt.transport->get(ctx->tctx, pe, seg, (size_t)((ptrdiff_t)off + sym_k),
                                          (char *)dest + (ptrdiff_t)k * dst * (ptrdiff_t)elem, run_bytes);
         if (st != SHOAL_OK) transfer_error(call, pe, st);
     }

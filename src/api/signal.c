@@ -21,13 +21,14 @@ static void check_sig_op(const char *call, int sig_op)
                        SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD);
 }
 
-static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+/* pe is a world PE (already translated from the context's team). */
+static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     size_t off;
     int seg = shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
     if (SHOAL_UNLIKELY((uintptr_t)sig_addr % sizeof *sig_addr))
         shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
-    uint64_t *remote = shoal_route_direct(seg, off, pe);
+    uint64_t *remote = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         if (sig_op == SHMEM_SIGNAL_SET)
             __atomic_store_n(remote, signal, __ATOMIC_RELEASE);
@@ -35,8 +36,9 @@ static void signal_update(const char *call, uint64_t *sig_addr, uint64_t signal,
             __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->amo(pe, seg, off, 8, sig_op == SHMEM_SIGNAL_SET ? SHOAL_AMO_SET : SHOAL_AMO_ADD,
-                                                signal, 0, NULL);
+    shoal_status_t st = shoal_rt.transport->amo(ctx->tctx, pe, seg, off, 8,
+                                                sig_op == SHMEM_SIGNAL_SET ? SHOAL_AMO_SET : SHOAL_AMO_ADD, signal, 0,
+                                                NULL);
     if (st != SHOAL_OK) shoal_api_fail(call, "signal to PE %d failed: %s", pe, shoal_status_str(st));
 }
 
@@ -44,9 +46,13 @@ void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_
                           uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *call)
 {
     check_sig_op(call, sig_op);
+    shoal_check_init(call);
+    const int world_pe = shoal_check_ctx_pe(call, ctx, pe);
     shoal_api_put(ctx, dest, source, nelems, elem, pe, call);
-    if (nelems * elem >= SIGNAL_FENCE_BYTES) shoal_rt.transport->fence();
-    signal_update(call, sig_addr, signal, sig_op, pe);
+    /* Through the fabric the signal may overtake the data unless fenced. */
+    if (nelems * elem >= SIGNAL_FENCE_BYTES || !shoal_rt.peers[world_pe].direct || shoal_rt.amo_fabric)
+        shoal_rt.transport->fence(ctx->tctx);
+    signal_update(call, ctx, sig_addr, signal, sig_op, world_pe);
 }
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
@@ -63,7 +69,7 @@ static void signal_call(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, u
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
-    signal_update(call, sig_addr, signal, sig_op, pe);
+    signal_update(call, ctx, sig_addr, signal, sig_op, pe);
 }
 
 void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)

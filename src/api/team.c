@@ -177,7 +177,7 @@ void shmem_team_destroy(shmem_team_t team)
     while (t->ctx_list) shmem_ctx_destroy(t->ctx_list);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
-    shoal_rt.transport->quiet();
+    shoal_rt.transport->quiet(NULL);
     shoal_group_sync(&g);
     shoal_team_slot_set(t->slot, 0);
     __atomic_store_n(&live_teams[t->slot], NULL, __ATOMIC_RELEASE);

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -43,4 +45,26 @@ shoal_status_t shoal_boot_open(shoal_boot_t **out)
     st = shoal_boot_open_launcher(fd, rank, size, out);
     if (st != SHOAL_OK && st != SHOAL_ERR_SYS) close(fd);
     return st;
+}
+
+/* FNV-1a, to fold the identity into a short key. */
+static uint64_t fold(uint64_t h, const char *s)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+void shoal_boot_default_node_key(char key[SHOAL_NODE_KEY_MAX])
+{
+    char host[256] = "", boot_id[64] = "", netns[64] = "";
+    gethostname(host, sizeof host - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot_id, sizeof boot_id, f)) boot_id[0] = 0;
+        fclose(f);
+    }
+    ssize_t n = readlink("/proc/self/ns/net", netns, sizeof netns - 1);
+    netns[n > 0 ? n : 0] = 0;
+    uint64_t h = fold(fold(UINT64_C(0xcbf29ce484222325), boot_id), netns);
+    snprintf(key, SHOAL_NODE_KEY_MAX, "%.40s/%016llx", host, (unsigned long long)h);
 }

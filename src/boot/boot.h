@@ -20,9 +20,10 @@ struct shoal_boot_ops {
     /* Every PE contributes len bytes; recv receives len * size bytes in rank
      * order. len must be equal on all PEs. len 0 makes a barrier. */
     shoal_status_t (*allgather)(shoal_boot_t *boot, const void *send, size_t len, void *recv);
-    /* Every PE of this host contributes nfds descriptors; recv_fds receives
-     * nfds * size descriptors in rank order (this PE's own are duplicates).
-     * The caller owns and closes the received descriptors. */
+    /* Every PE of this host (same node_key) contributes nfds descriptors;
+     * recv_fds receives nfds * (PEs on this host) descriptors, ordered by
+     * rank (this PE's own are duplicates). The caller owns and closes the
+     * received descriptors. */
     shoal_status_t (*allgather_fds)(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds);
     shoal_status_t (*barrier)(shoal_boot_t *boot);
     /* Tells the launcher this PE finished cleanly (called by shmem_finalize). */
@@ -33,12 +34,21 @@ struct shoal_boot_ops {
     void (*close)(shoal_boot_t *boot);
 };
 
+#define SHOAL_NODE_KEY_MAX 64
+
 struct shoal_boot {
     const struct shoal_boot_ops *ops;
     int rank;
     int size;
+    /* Equal exactly for PEs that share memory (one host, one allgather_fds
+     * group); NUL-terminated. Set by the implementation at open. */
+    char node_key[SHOAL_NODE_KEY_MAX];
     void *impl;
 };
+
+/* A node key from this machine's identity: host name, boot id and network
+ * namespace, so PEs in different namespaces count as different hosts. */
+void shoal_boot_default_node_key(char key[SHOAL_NODE_KEY_MAX]);
 
 /* Chooses the bootstrap from the environment (SHOAL_BOOT_FD set by oshrun,
  * else single-PE) and connects. */

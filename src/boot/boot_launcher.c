@@ -171,6 +171,14 @@ shoal_status_t shoal_boot_open_launcher(int fd, int rank, int size, shoal_boot_t
     boot->ops = &launcher_ops;
     boot->rank = rank;
     boot->size = size;
+    /* Two oshrun nodes on one machine (one namespace) are still two hosts:
+     * each serves only its own PEs' descriptors. */
+    shoal_boot_default_node_key(boot->node_key);
+    const char *node_rank = getenv("SHOAL_NODE_RANK");
+    if (node_rank && *node_rank) {
+        size_t k = strlen(boot->node_key);
+        snprintf(boot->node_key + k, sizeof boot->node_key - k, "/n%.8s", node_rank);
+    }
     boot->impl = l;
     hello.rank = (uint32_t)rank;
     hello.size = (uint32_t)size;

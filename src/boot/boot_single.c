@@ -81,6 +81,7 @@ shoal_status_t shoal_boot_open_single(shoal_boot_t **out)
     boot->ops = &single_ops;
     boot->rank = 0;
     boot->size = 1;
+    shoal_boot_default_node_key(boot->node_key);
     *out = boot;
     return SHOAL_OK;
 }

@@ -91,13 +91,13 @@ shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf d
         at = heap;
     }
     struct layout l = {at, at + n};
-    uint64_t *count = shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_COUNT);
+    uint64_t *count = shoal_group_aux(g, SHOAL_COLL_AUX_COUNT);
     __atomic_store_n(count, (uint64_t)bytes, __ATOMIC_RELAXED);
     src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     size_t total = 0;
     for (int r = 0; r < n; r++) {
-        l.len[r] = (size_t)__atomic_load_n(shoal_group_aux(g, r, SHOAL_COLL_AUX_COUNT), __ATOMIC_RELAXED);
+        l.len[r] = (size_t)shoal_group_aux_load(g, r, SHOAL_COLL_AUX_COUNT);
         l.at[r] = total;
         total += l.len[r];
     }

@@ -25,7 +25,7 @@ _Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must 
  * never zero while published: segment + 1 sits in the top byte. */
 static inline struct shoal_coll_buf shoal_coll_publish(const struct shoal_group *g, struct shoal_coll_buf src)
 {
-    __atomic_store_n(shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_SRC),
+    __atomic_store_n(shoal_group_aux(g, SHOAL_COLL_AUX_SRC),
                      ((uint64_t)(src.seg + 1) << 56) | (uint64_t)src.off, __ATOMIC_RELAXED);
     src.published = 1;
     return src;
@@ -33,14 +33,14 @@ static inline struct shoal_coll_buf shoal_coll_publish(const struct shoal_group 
 
 static inline void shoal_coll_unpublish(const struct shoal_group *g)
 {
-    __atomic_store_n(shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_SRC), 0, __ATOMIC_RELAXED);
+    __atomic_store_n(shoal_group_aux(g, SHOAL_COLL_AUX_SRC), 0, __ATOMIC_RELAXED);
 }
 
 /* Where member rank's copy of b starts. */
 static inline struct shoal_coll_buf shoal_coll_member(const struct shoal_group *g, struct shoal_coll_buf b, int rank)
 {
     if (!b.published || rank == g->rank) return b;
-    uint64_t w = __atomic_load_n(shoal_group_aux(g, rank, SHOAL_COLL_AUX_SRC), __ATOMIC_RELAXED);
+    uint64_t w = shoal_group_aux_load(g, rank, SHOAL_COLL_AUX_SRC);
     return (struct shoal_coll_buf){.seg = (int)(w >> 56) - 1, .off = (size_t)(w & ((UINT64_C(1) << 56) - 1)),
                                    .published = 1};
 }
@@ -70,7 +70,7 @@ static inline shoal_status_t shoal_coll_get(const struct shoal_group *g, void *d
         return SHOAL_OK;
     }
     b = shoal_coll_member(g, b, rank);
-    return shoal_rt.transport->get(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, dst, len);
+    return shoal_rt.transport->get(NULL, shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, dst, len);
 }
 
 /* Copies len bytes from src into member rank's b + at. */
@@ -82,7 +82,7 @@ static inline shoal_status_t shoal_coll_put(const struct shoal_group *g, struct 
         if (p != src) memcpy(p, src, len);
         return SHOAL_OK;
     }
-    return shoal_rt.transport->put(shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, src, len);
+    return shoal_rt.transport->put(NULL, shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, src, len);
 }
 
 /* Scratch of the combining loops: whole elements of every dtype, aligned

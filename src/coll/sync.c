@@ -30,25 +30,24 @@ static void linear_barrier(struct shoal_group *g)
     if (n == 1) return;
     struct shoal_backoff b = {0};
     if (g->rank != 0) {
-        __atomic_fetch_add(shoal_group_aux(g, 0, SHOAL_COLL_AUX_ARRIVE), 1, __ATOMIC_ACQ_REL);
-        uint64_t *release = shoal_group_aux(g, g->rank, SHOAL_COLL_AUX_RELEASE);
+        shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, 1);
+        const uint64_t *release = shoal_group_aux(g, SHOAL_COLL_AUX_RELEASE);
         if (g->epoch) {
             while (__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
         } else {
             while (__atomic_load_n(release, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
-            __atomic_fetch_sub(release, 1, __ATOMIC_ACQ_REL);
+            shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_RELEASE, (uint64_t)-1);
         }
         return;
     }
-    uint64_t *arrive = shoal_group_aux(g, 0, SHOAL_COLL_AUX_ARRIVE);
+    const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_ARRIVE);
     while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1)) shoal_backoff_wait(&b);
-    __atomic_fetch_sub(arrive, (uint64_t)(n - 1), __ATOMIC_ACQ_REL);
+    shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, (uint64_t)-(int64_t)(n - 1));
     for (int r = 1; r < n; r++) {
-        uint64_t *release = shoal_group_aux(g, r, SHOAL_COLL_AUX_RELEASE);
         if (g->epoch)
-            __atomic_store_n(release, epoch, __ATOMIC_RELEASE);
+            shoal_group_aux_store(g, r, SHOAL_COLL_AUX_RELEASE, epoch);
         else
-            __atomic_fetch_add(release, 1, __ATOMIC_RELEASE);
+            shoal_group_aux_add(g, r, SHOAL_COLL_AUX_RELEASE, 1);
     }
 }
 

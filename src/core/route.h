@@ -38,17 +38,19 @@ static inline void *shoal_route_direct(int seg, size_t offset, int pe)
 }
 
 /* One atomic on pe's copy of (seg, offset): a CPU atomic on a direct peer,
- * the transport's otherwise. */
-static inline shoal_status_t shoal_route_amo(int seg, size_t offset, int pe, size_t elem, enum shoal_amo_op op,
-                                             uint64_t operand, uint64_t cond, uint64_t *fetched)
+ * the transport's otherwise, and always the transport's when the fabric
+ * applies atomics (runtime.h, amo_fabric). fetched may be NULL. */
+static inline shoal_status_t shoal_route_amo(shoal_tctx_t *ctx, int seg, size_t offset, int pe, size_t elem,
+                                             enum shoal_amo_op op, uint64_t operand, uint64_t cond,
+                                             uint64_t *fetched)
 {
-    char *p = shoal_route_direct(seg, offset, pe);
+    char *p = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, offset, pe);
     if (p) {
         uint64_t old = shoal_cpu_amo(p, elem, op, operand, cond);
         if (fetched) *fetched = old;
         return SHOAL_OK;
     }
-    return shoal_rt.transport->amo(pe, (enum shoal_segment_id)seg, offset, elem, op, operand, cond, fetched);
+    return shoal_rt.transport->amo(ctx, pe, (enum shoal_segment_id)seg, offset, elem, op, operand, cond, fetched);
 }
 
 #endif

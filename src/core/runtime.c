@@ -20,14 +20,85 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
     return st;
 }
 
+/* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
+ * every PE derives the same numbering. */
+static shoal_status_t find_hosts(struct shoal_runtime *rt)
+{
+    const int n = rt->n_pes;
+    char *keys = malloc((size_t)n * SHOAL_NODE_KEY_MAX);
+    if (!keys) return SHOAL_ERR_NOMEM;
+    char mine[SHOAL_NODE_KEY_MAX] = {0};
+    memcpy(mine, rt->boot->node_key, sizeof mine - 1);
+    shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, keys);
+    if (st == SHOAL_OK) {
+        rt->n_nodes = 0;
+        for (int pe = 0; pe < n; pe++) {
+            int same = -1; /* the lowest PE with this key */
+            for (int q = 0; q < pe; q++)
+                if (!memcmp(keys + (size_t)q * SHOAL_NODE_KEY_MAX, keys + (size_t)pe * SHOAL_NODE_KEY_MAX,
+                            SHOAL_NODE_KEY_MAX)) {
+                    same = q;
+                    break;
+                }
+            rt->peers[pe].node = same < 0 ? rt->n_nodes++ : rt->peers[same].node;
+        }
+        rt->my_node = rt->peers[rt->my_pe].node;
+        rt->node_pes = 0;
+        for (int pe = 0; pe < n; pe++) rt->node_pes += rt->peers[pe].node == rt->my_node;
+    }
+    free(keys);
+    return st;
+}
+
+/* shm maps this host's peers (unless the fabric is forced for all); ofi
+ * reaches everyone when the job spans hosts or when it is forced. */
+static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mode, char *err, size_t errlen)
+{
+    const int force_fabric = !strcmp(mode, "ofi"), need_fabric = force_fabric || rt->n_nodes > 1;
+    if (!strcmp(mode, "shm") && rt->n_nodes > 1) {
+        snprintf(err, errlen, "SHMEM_TRANSPORT=shm, but the job spans %d hosts: use auto or ofi", rt->n_nodes);
+        return SHOAL_ERR_INVAL;
+    }
+    rt->transport_setup = (struct shoal_transport_setup){
+        .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
+        .fabric_all = force_fabric, .peers = rt->peers,
+        .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
+    shoal_status_t st;
+    rt->transport = &shoal_transport_shm;
+    if (!force_fabric) {
+        st = shoal_transport_shm.init(&rt->transport_setup);
+        if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", "shm");
+        rt->mapped_shm = 1;
+    } else {
+        /* This PE's own memory stays load/store reachable. */
+        struct shoal_peer *self = &rt->peers[rt->my_pe];
+        for (int s = 0; s < SHOAL_SEG_COUNT; s++) self->base[s] = rt->seg[s].base;
+        self->direct = 1;
+    }
+    if (!need_fabric) return SHOAL_OK;
+#ifdef SHOAL_HAVE_OFI
+    rt->transport = &shoal_transport_ofi;
+    st = rt->transport->init(&rt->transport_setup);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", "ofi (libfabric)");
+    rt->fabric = 1;
+    rt->amo_fabric = 1;
+    return SHOAL_OK;
+#else
+    snprintf(err, errlen, "%s, but this build has no libfabric transport",
+             force_fabric ? "SHMEM_TRANSPORT=ofi" : "the job spans hosts");
+    return SHOAL_ERR_INVAL;
+#endif
+}
+
 shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen)
 {
     struct shoal_runtime *rt = &shoal_rt;
     shoal_status_t st = shoal_config_load(&rt->config, NULL, err, errlen);
     if (st != SHOAL_OK) return st;
     if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
-    if (strcmp(rt->config.transport, "shm") != 0) {
-        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not built in (available: shm)", rt->config.transport);
+    const char *mode = rt->config.transport;
+    if (strcmp(mode, "auto") && strcmp(mode, "shm") && strcmp(mode, "ofi")) {
+        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not a transport (choose auto, shm or ofi)", mode);
         return SHOAL_ERR_INVAL;
     }
 
@@ -62,12 +133,10 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
 
     rt->peers = calloc((size_t)rt->n_pes, sizeof *rt->peers);
     if (!rt->peers) return fail(SHOAL_ERR_NOMEM, err, errlen, "cannot allocate the %s table: %s", "peer");
-    rt->transport = &shoal_transport_shm;
-    rt->transport_setup = (struct shoal_transport_setup){
-        .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .peers = rt->peers,
-        .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
-    st = rt->transport->init(&rt->transport_setup);
-    if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", rt->transport->name);
+    st = find_hosts(rt);
+    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot tell which %s share a host: %s", "PEs");
+    st = start_transports(rt, mode, err, errlen);
+    if (st != SHOAL_OK) return st;
 
     st = shoal_alloc_create(rt->internal_offset, &rt->alloc);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s allocator: %s", "heap");
@@ -84,13 +153,15 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
 void shoal_runtime_finalize(void)
 {
     struct shoal_runtime *rt = &shoal_rt;
-    rt->transport->quiet();
+    rt->transport->quiet(NULL);
     /* Every PE must be done with every peer before anyone unmaps. */
     rt->boot->ops->barrier(rt->boot);
     rt->initialized = 0;
     rt->finalized = 1;
     shoal_team_fini_predefined();
-    rt->transport->fini(&rt->transport_setup);
+    if (rt->transport != &shoal_transport_shm) rt->transport->fini(&rt->transport_setup);
+    if (rt->mapped_shm) shoal_transport_shm.fini(&rt->transport_setup);
+    rt->mapped_shm = rt->fabric = rt->amo_fabric = 0;
     shoal_alloc_destroy(rt->alloc);
     rt->alloc = NULL;
     shoal_segment_destroy_heap(&rt->seg[SHOAL_SEG_HEAP]);

@@ -34,7 +34,17 @@ struct shoal_runtime {
     uintptr_t seg_start[SHOAL_SEG_COUNT];   /* copies of seg[].base for translation */
     size_t seg_size[SHOAL_SEG_COUNT];
     struct shoal_peer *peers;               /* n_pes entries */
+    int my_node, n_nodes;                   /* hosts, numbered by their lowest PE */
+    int node_pes;                           /* PEs on this host */
+    /* The table for peers that are not direct: ofi when a job spans hosts
+     * (or SHMEM_TRANSPORT=ofi), else shm. */
     const struct shoal_transport_ops *transport;
+    int mapped_shm;                         /* shm mapped this host's peers */
+    /* The transport is a fabric: waits drive its progress. */
+    int fabric;
+    /* Every atomic, this PE's own included, goes through the transport, so
+     * atomics stay atomic with respect to the fabric's (software) ones. */
+    int amo_fabric;
     struct shoal_transport_setup transport_setup;
     shoal_alloc_t *alloc;                   /* manages heap [SHOAL_INTERNAL_AREA, size) */
     pthread_mutex_t heap_lock;

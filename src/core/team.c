@@ -24,12 +24,34 @@ static void init_team(struct shoal_team *t, int start, int stride, int size, int
     shoal_team_slot_set(slot, 1);
 }
 
+/* SHMEM_TEAM_SHARED: the PEs this PE reaches by load/store (its host's,
+ * unless the fabric is forced). Teams are strided; hosts whose PEs are not
+ * evenly spaced get a team of this PE alone, which the standard allows. */
+static void shared_members(int *start, int *stride, int *size)
+{
+    int first = -1, second = -1, count = 0, last = -1, even = 1;
+    for (int pe = 0; pe < shoal_rt.n_pes; pe++) {
+        if (!shoal_rt.peers[pe].direct) continue;
+        if (first < 0) first = pe;
+        else if (second < 0) second = pe;
+        else if (pe - last != second - first) even = 0;
+        last = pe;
+        count++;
+    }
+    if (!even || count == 0) {
+        *start = shoal_rt.my_pe, *stride = 1, *size = 1;
+        return;
+    }
+    *start = first, *stride = second < 0 ? 1 : second - first, *size = count;
+}
+
 void shoal_team_init_predefined(void)
 {
     memset(shoal_internal_local()->team_slots_used, 0, sizeof shoal_internal_local()->team_slots_used);
     init_team(&shmem_team_world_object, 0, 1, shoal_rt.n_pes, 0);
-    /* Every PE of a job is on this host while shm is the only transport. */
-    init_team(&shmem_team_shared_object, 0, 1, shoal_rt.n_pes, 1);
+    int start, stride, size;
+    shared_members(&start, &stride, &size);
+    init_team(&shmem_team_shared_object, start, stride, size, 1);
 }
 
 void shoal_team_fini_predefined(void)
@@ -49,8 +71,14 @@ int shoal_team_rank_of(const struct shoal_team *t, int pe)
 int shoal_team_slot_used(int pe, int slot)
 {
     const size_t word = offsetof(struct shoal_internal_area, team_slots_used) + (size_t)(slot / 64) * sizeof(uint64_t);
-    const uint64_t *bits = shoal_route_direct(SHOAL_SEG_HEAP, shoal_internal_offset_of(word), pe);
-    return (int)((__atomic_load_n(bits, __ATOMIC_ACQUIRE) >> (slot % 64)) & 1u);
+    const size_t off = shoal_internal_offset_of(word);
+    const uint64_t *bits = shoal_route_direct(SHOAL_SEG_HEAP, off, pe);
+    uint64_t v = 0;
+    if (bits)
+        v = __atomic_load_n(bits, __ATOMIC_ACQUIRE);
+    else if (shoal_rt.transport->amo(NULL, pe, SHOAL_SEG_HEAP, off, 8, SHOAL_AMO_FETCH, 0, 0, &v) != SHOAL_OK)
+        return 1; /* unreachable: never pick that slot */
+    return (int)((v >> (slot % 64)) & 1u);
 }
 
 void shoal_team_slot_set(int slot, int used)

@@ -6,6 +6,7 @@
 
 unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
+void (*shoal_backoff_progress)(void);
 
 void shoal_backoff_configure(long configured_spin, int local_pes)
 {

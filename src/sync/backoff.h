@@ -16,6 +16,10 @@ struct shoal_backoff {
 extern unsigned long shoal_backoff_spin;
 /* Nonzero when this host runs more PEs than it has cores; set at start-up. */
 extern int shoal_backoff_oversubscribed;
+/* The fabric's progress, which waits drive while they poll (a provider with
+ * manual progress serves incoming operations only when asked); NULL when no
+ * fabric is in use. */
+extern void (*shoal_backoff_progress)(void);
 
 static inline void shoal_cpu_relax(void)
 {
@@ -32,6 +36,7 @@ static inline void shoal_cpu_relax(void)
 static inline void shoal_backoff_wait(struct shoal_backoff *b)
 {
     unsigned long n = b->polls++;
+    if (shoal_backoff_progress && (n >= shoal_backoff_spin || (n & 15) == 0)) shoal_backoff_progress();
     if (n < shoal_backoff_spin) {
         shoal_cpu_relax();
     } else if (n < shoal_backoff_spin + SHOAL_BACKOFF_YIELDS) {
@@ -51,6 +56,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
  * inside its critical section) for a whole time slice; give the core up. */
 static inline void shoal_backoff_poll_failed(void)
 {
+    if (shoal_backoff_progress) shoal_backoff_progress();
     if (shoal_backoff_oversubscribed) sched_yield();
 }
 

@@ -14,22 +14,44 @@
 #include "core/route.h"
 #include "sync/backoff.h"
 #include "sync/group.h"
+#include "sync/word.h"
+
+#include <stdio.h>
 
 void shoal_barrier_init(void)
 {
-    int local = 0;
-    for (int pe = 0; pe < shoal_rt.n_pes; pe++) local += shoal_rt.peers[pe].direct;
-    shoal_backoff_configure(shoal_rt.config.wait_spin, local);
+    shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.node_pes);
+    shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
 }
 
-static uint64_t *round_word(const struct shoal_group *g, int pe, int r)
+void shoal_word_fail(const char *what, int pe, shoal_status_t st)
 {
-    return shoal_route_direct(g->seg, g->sync_offset + (size_t)r * g->round_stride, pe);
+    char reason[160];
+    snprintf(reason, sizeof reason, "%s on PE %d failed: %s", what, pe, shoal_status_str(st));
+    shoal_runtime_abort(1, reason);
 }
 
-uint64_t *shoal_group_aux(const struct shoal_group *g, int rank, size_t i)
+static size_t round_offset(const struct shoal_group *g, int r) { return g->sync_offset + (size_t)r * g->round_stride; }
+static size_t aux_offset(const struct shoal_group *g, size_t i) { return g->aux_offset + i * sizeof(uint64_t); }
+
+uint64_t *shoal_group_aux(const struct shoal_group *g, size_t i)
 {
-    return shoal_route_direct(g->seg, g->aux_offset + i * sizeof(uint64_t), shoal_group_pe(g, rank));
+    return shoal_route_direct(g->seg, aux_offset(g, i), shoal_group_pe(g, g->rank));
+}
+
+uint64_t shoal_group_aux_load(const struct shoal_group *g, int rank, size_t i)
+{
+    return shoal_word_load(g->seg, aux_offset(g, i), shoal_group_pe(g, rank));
+}
+
+void shoal_group_aux_store(const struct shoal_group *g, int rank, size_t i, uint64_t v)
+{
+    shoal_word_store(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
+}
+
+uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, uint64_t v)
+{
+    return shoal_word_add(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
 }
 
 void shoal_group_sync(struct shoal_group *g)
@@ -37,16 +59,16 @@ void shoal_group_sync(struct shoal_group *g)
     const int n = g->size, me = g->rank, my_pe = shoal_group_pe(g, me);
     const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
     for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
-        uint64_t *peer = round_word(g, shoal_group_pe(g, (me + dist) % n), r);
-        uint64_t *mine = round_word(g, my_pe, r);
+        const int peer = shoal_group_pe(g, (me + dist) % n);
+        const uint64_t *mine = shoal_route_direct(g->seg, round_offset(g, r), my_pe);
         struct shoal_backoff b = {0};
         if (g->epoch) {
-            __atomic_store_n(peer, epoch, __ATOMIC_RELEASE);
+            shoal_word_store(g->seg, round_offset(g, r), peer, epoch);
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
         } else {
-            __atomic_fetch_add(peer, 1, __ATOMIC_RELEASE);
+            shoal_word_add(g->seg, round_offset(g, r), peer, 1);
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
-            __atomic_fetch_sub(mine, 1, __ATOMIC_ACQ_REL);
+            shoal_word_add(g->seg, round_offset(g, r), my_pe, (uint64_t)-1);
         }
     }
 }

@@ -43,7 +43,12 @@ void shoal_group_from_active_set(struct shoal_group *g, int start, int stride, i
 /* Barrier over the group's members (no completion of puts implied). */
 void shoal_group_sync(struct shoal_group *g);
 
-/* Address of member rank's auxiliary word i (direct path only). */
-uint64_t *shoal_group_aux(const struct shoal_group *g, int rank, size_t i);
+/* Address of this member's own auxiliary word i. */
+uint64_t *shoal_group_aux(const struct shoal_group *g, size_t i);
+/* Member rank's auxiliary word i, direct or through the transport
+ * (sync/word.h: a store is ordered after this PE's earlier puts). */
+uint64_t shoal_group_aux_load(const struct shoal_group *g, int rank, size_t i);
+void shoal_group_aux_store(const struct shoal_group *g, int rank, size_t i, uint64_t v);
+uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, uint64_t v);
 
 #endif

@@ -26,7 +26,7 @@ _Static_assert(sizeof(long) == 8, "the lock word layout needs a 64-bit long");
 static shoal_status_t home_amo(int seg, size_t offset, enum shoal_amo_op op, uint64_t operand, uint64_t cond,
                                uint64_t *old)
 {
-    return shoal_route_amo(seg, offset, HOME_PE, 8, op, operand, cond, old);
+    return shoal_route_amo(NULL, seg, offset, HOME_PE, 8, op, operand, cond, old);
 }
 
 shoal_status_t shoal_lock_acquire(int seg, size_t offset)

@@ -3,9 +3,9 @@
  * inlined ahead of this table (core/route.h); the table is consulted only
  * for peers whose `direct` flag is clear.
  *
- * shm (transport/shm) is the first transport: it maps the peers' segments
- * so every peer on the host becomes direct. ofi (libfabric) will fill the
- * same table for peers on other hosts. */
+ * shm (transport/shm) maps the segments of the peers on this host so they
+ * become direct. ofi (transport/ofi, libfabric) reaches the others; when a
+ * job spans hosts it is the runtime's table, and shm only the mapper. */
 #ifndef SHOAL_TRANSPORT_TRANSPORT_H
 #define SHOAL_TRANSPORT_TRANSPORT_H
 
@@ -22,8 +22,9 @@ enum shoal_segment_id { SHOAL_SEG_HEAP = 0, SHOAL_SEG_DATA = 1, SHOAL_SEG_COUNT 
 
 /* What the runtime knows of each peer. Filled by the transports at start-up. */
 struct shoal_peer {
-    char *base[SHOAL_SEG_COUNT]; /* where the peer's segments are mapped here */
+    char *base[SHOAL_SEG_COUNT]; /* where the peer's segments are mapped here (direct peers) */
     int direct;                  /* load/store reachable */
+    int node;                    /* index of the peer's host, 0 .. n_nodes-1 */
 };
 
 /* What a transport receives at start-up. */
@@ -31,27 +32,57 @@ struct shoal_transport_setup {
     shoal_boot_t *boot;
     int my_pe;
     int n_pes;
+    int my_node;  /* this PE's host index (peers[pe].node of every PE is filled before init) */
+    int n_nodes;
+    /* The fabric transport must reach every PE, this host's and itself
+     * included (SHMEM_TRANSPORT=ofi: every test runs over the fabric). */
+    int fabric_all;
     const shoal_segment_t *local[SHOAL_SEG_COUNT];
-    struct shoal_peer *peers; /* n_pes entries, filled by the transport */
+    struct shoal_peer *peers; /* n_pes entries */
 };
 
+/* A transport context: independent ordering and completion (one fabric
+ * endpoint and its counters). NULL names the transport's default context. */
+typedef struct shoal_tctx shoal_tctx_t;
+
+/* Rules every transport keeps:
+ * - put returns when src may be reused; the data are delivered (visible at
+ *   the target) by the next quiet on the same context.
+ * - get and every fetching amo (fetched != NULL) return complete.
+ * - a non-fetching amo (fetched == NULL) is complete by the next quiet.
+ * - fence orders this context's earlier puts and amos to each PE before its
+ *   later ones; quiet completes them all. Both also order this PE's direct
+ *   (load/store) accesses, as a seq_cst CPU fence does.
+ * - progress performs work for incoming operations a provider with manual
+ *   progress needs the target to drive; waits call it while they poll. */
 struct shoal_transport_ops {
     const char *name;
     /* Reaches the peers it can; marks them in setup->peers. Collective. */
     shoal_status_t (*init)(struct shoal_transport_setup *setup);
+    /* Creates or destroys a context (shmem_ctx_create/destroy). */
+    shoal_status_t (*ctx_create)(shoal_tctx_t **out);
+    void (*ctx_destroy)(shoal_tctx_t *ctx);
     /* Byte transfers to/from a peer segment offset, for non-direct peers. */
-    shoal_status_t (*put)(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len);
-    shoal_status_t (*get)(int pe, enum shoal_segment_id seg, size_t offset, void *dst, size_t len);
+    shoal_status_t (*put)(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
+                          size_t len);
+    shoal_status_t (*get)(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                          size_t len);
+    /* Like get, but dst is only guaranteed filled at the next quiet. */
+    shoal_status_t (*get_nbi)(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                              size_t len);
     /* One atomic on a 4- or 8-byte element; *fetched gets the old value. */
-    shoal_status_t (*amo)(int pe, enum shoal_segment_id seg, size_t offset, size_t elem, enum shoal_amo_op op,
-                          uint64_t operand, uint64_t cond, uint64_t *fetched);
-    /* Orders (fence) or completes (quiet) this PE's outstanding operations. */
-    void (*fence)(void);
-    void (*quiet)(void);
+    shoal_status_t (*amo)(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                          enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+    void (*fence)(shoal_tctx_t *ctx);
+    void (*quiet)(shoal_tctx_t *ctx);
+    void (*progress)(void);
     /* Releases peer mappings and endpoints. Collective. */
     void (*fini)(struct shoal_transport_setup *setup);
 };
 
 extern const struct shoal_transport_ops shoal_transport_shm;
+#ifdef SHOAL_HAVE_OFI
+extern const struct shoal_transport_ops shoal_transport_ofi;
+#endif
 
 #endif

@@ -1,0 +1,54 @@
+/* word.h: 64-bit synchronisation words (barrier rounds, collective flags
+ * and counters) on any member, direct or not. A direct word is a CPU
+ * atomic; any other goes through the transport. Read-modify-writes follow
+ * the atomics rule of route.h (through the fabric when it applies atomics),
+ * while stores and loads of a word with a single writer may stay on the
+ * CPU: nothing else updates it at the same time.
+ *
+ * A transport failure inside a barrier or collective cannot be handed back
+ * to the program usefully, so it ends the job with the reason. */
+#ifndef SHOAL_SYNC_WORD_H
+#define SHOAL_SYNC_WORD_H
+
+#include <stdint.h>
+
+#include "core/route.h"
+
+void shoal_word_fail(const char *what, int pe, shoal_status_t st) __attribute__((noreturn));
+
+/* Stores v with release ordering: earlier puts of this PE to pe are
+ * visible at pe before the word. */
+static inline void shoal_word_store(int seg, size_t off, int pe, uint64_t v)
+{
+    uint64_t *p = shoal_route_direct(seg, off, pe);
+    if (p) {
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        return;
+    }
+    shoal_rt.transport->fence(NULL);
+    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)seg, off, 8, SHOAL_AMO_SET, v, 0, NULL);
+    if (st != SHOAL_OK) shoal_word_fail("storing a synchronisation word", pe, st);
+}
+
+static inline uint64_t shoal_word_load(int seg, size_t off, int pe)
+{
+    const uint64_t *p = shoal_route_direct(seg, off, pe);
+    if (p) return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    uint64_t v = 0;
+    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)seg, off, 8, SHOAL_AMO_FETCH, 0, 0, &v);
+    if (st != SHOAL_OK) shoal_word_fail("reading a synchronisation word", pe, st);
+    return v;
+}
+
+/* Adds v (two's complement: pass -n to subtract) and returns the old value;
+ * orders like a release store. */
+static inline uint64_t shoal_word_add(int seg, size_t off, int pe, uint64_t v)
+{
+    if (shoal_rt.amo_fabric || !shoal_rt.peers[pe].direct) shoal_rt.transport->fence(NULL);
+    uint64_t old = 0;
+    shoal_status_t st = shoal_route_amo(NULL, seg, off, pe, 8, SHOAL_AMO_ADD, v, 0, &old);
+    if (st != SHOAL_OK) shoal_word_fail("updating a synchronisation word", pe, st);
+    return old;
+}
+
+#endif
