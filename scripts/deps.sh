@@ -10,6 +10,18 @@ command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v pgrep >/dev/null 2>&1 || need="$need procps"
 command -v nm >/dev/null 2>&1 || need="$need binutils"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+pkg-config --exists libfabric 2>/dev/null || need="$need libfabric-dev"
+command -v fi_info >/dev/null 2>&1 || need="$need libfabric-bin"
+# tests/netns: hosts made of network namespaces, the bootstrap capture.
+command -v ip >/dev/null 2>&1 || need="$need iproute2"
+command -v tcpdump >/dev/null 2>&1 || need="$need tcpdump"
+# oshrun's TLS bootstrap between hosts; the openssl tool makes test certificates.
+dpkg -s libssl-dev >/dev/null 2>&1 || need="$need libssl-dev"
+command -v openssl >/dev/null 2>&1 || need="$need openssl"
+# Standard launchers and PMIx, for starting PEs under mpiexec/mpirun (tests/pmi).
+for pkg in mpich libmpich-dev openmpi-bin libopenmpi-dev libpmix-dev; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+done
 for extra in "$@"; do
     dpkg -s "$extra" >/dev/null 2>&1 || need="$need $extra"
 done

@@ -1,6 +1,9 @@
 #!/bin/sh
 # test.sh: builds Shoal and runs every test (unit, API under oshrun with 1,
-# 2, 4 and 8 PEs, launcher, bad input, names, install), then the stress
+# 2, 4 and 8 PEs, launcher, bad input, names, install), then every API test
+# over the libfabric transport (SHMEM_TRANSPORT=ofi on loopback), jobs
+# spanning network-namespace "hosts", jobs started by MPICH's mpiexec and
+# Open MPI's mpirun, then the stress
 # tests (the API at 16 PEs, the randomized soak, heap stress, a 16 GiB
 # heap) and the start-up scale table, then the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
@@ -41,7 +44,7 @@ run_suite() { # build-dir, extra cmake args...: every test but the stress ones
     dir=$1
     configure "$@"
     cmake --build "$dir" -j"$jobs"
-    (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 300 -LE stress)
+    (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|netns|pmi')
 }
 
 total_start=$(date +%s)
@@ -49,6 +52,12 @@ stage "release build: all tests"
 run_suite build-test
 stage "install check: oshcc, pkg-config and find_package(Shoal) from an installed tree"
 sh tests/install/check_install.sh "$PWD/build-test"
+stage "fabric path: every API test over libfabric (tcp;ofi_rxm on loopback) at 2 and 4 PEs"
+(cd build-test && ctest --output-on-failure -j"$jobs" --timeout 300 -L ofi)
+stage "hosts: jobs across network namespaces (TLS bootstrap, capture, wrong secret, a host killed)"
+(cd build-test && ctest --output-on-failure --timeout 600 -L netns)
+stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
+(cd build-test && ctest --output-on-failure -j"$jobs" --timeout 300 -L pmi)
 
 if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then
     stage "stress: API tests at 16 PEs, randomized soak, heap stress, 16 GiB heap"

@@ -1,6 +1,11 @@
-/* boot.c: picks the bootstrap. oshrun sets SHOAL_BOOT_FD, SHOAL_RANK and
- * SHOAL_SIZE; without them the program is a one-PE job. */
+/* boot.c: picks the bootstrap from what the launcher left in the
+ * environment: oshrun (SHOAL_BOOT_FD, SHOAL_RANK, SHOAL_SIZE), a PMIx
+ * launcher (PMIX_RANK, PMIX_NAMESPACE), a PMI-1 launcher such as Hydra
+ * (PMI_FD, PMI_RANK, PMI_SIZE); without any the program is a one-PE job.
+ * oshrun comes first: a PE it starts from inside an MPI job must not
+ * answer to the outer job's process manager. */
 #include "boot/boot.h"
+#include "boot/boot_pm.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -10,14 +15,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Strict decimal int in [min, max]; 0 on success. */
-static int env_int(const char *name, long min, long max, int *out)
+/* Strict decimal int in [min, max]; 0 on success. `by` names the
+ * variable that chose this bootstrap, for the message. */
+static int env_int(const char *by, const char *name, long min, long max, int *out)
 {
     const char *text = getenv(name);
     char *end;
     long v;
     if (!text || !*text) {
-        shoal_error("boot", "SHOAL_BOOT_FD is set but %s is not; was this program started by oshrun?", name);
+        shoal_error("boot", "%s is set but %s is not; which launcher started this program?", by, name);
         return -1;
     }
     errno = 0;
@@ -30,20 +36,53 @@ static int env_int(const char *name, long min, long max, int *out)
     return 0;
 }
 
-shoal_status_t shoal_boot_open(shoal_boot_t **out)
+/* PMI_FD with PMI_RANK and PMI_SIZE: the PMI-1 wire protocol. The
+ * variables stay set: an MPI library in this process reads them too. */
+static shoal_status_t open_pmi(shoal_boot_t **out)
 {
+    const char *by = "PMI_FD";
+    int fd, rank, size;
+    if (env_int(by, "PMI_FD", 0, INT_MAX, &fd) || env_int(by, "PMI_SIZE", 1, INT_MAX, &size) ||
+        env_int(by, "PMI_RANK", 0, size - 1, &rank))
+        return SHOAL_ERR_INVAL;
+    return shoal_boot_open_pmi(fd, rank, size, out);
+}
+
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+static shoal_status_t open_from_env(shoal_boot_t **out)
+{
+    const char *by = "SHOAL_BOOT_FD";
     int fd, rank, size;
     shoal_status_t st;
     if (!out) return SHOAL_ERR_INVAL;
-    if (!getenv("SHOAL_BOOT_FD")) return shoal_boot_open_single(out);
-    if (env_int("SHOAL_BOOT_FD", 0, INT_MAX, &fd) || env_int("SHOAL_SIZE", 1, INT_MAX, &size) ||
-        env_int("SHOAL_RANK", 0, size - 1, &rank))
+    if (!getenv("SHOAL_BOOT_FD")) {
+        if (env_set("PMIX_RANK") && env_set("PMIX_NAMESPACE")) return shoal_boot_open_pmix(out);
+        if (env_set("PMI_FD")) return open_pmi(out);
+        return shoal_boot_open_single(out);
+    }
+    if (env_int(by, "SHOAL_BOOT_FD", 0, INT_MAX, &fd) || env_int(by, "SHOAL_SIZE", 1, INT_MAX, &size) ||
+        env_int(by, "SHOAL_RANK", 0, size - 1, &rank))
         return SHOAL_ERR_INVAL;
     /* Programs this PE starts must not mistake an unrelated descriptor for
      * a launcher socket (the socket itself is close-on-exec from here on). */
     unsetenv("SHOAL_BOOT_FD");
     st = shoal_boot_open_launcher(fd, rank, size, out);
     if (st != SHOAL_OK && st != SHOAL_ERR_SYS) close(fd);
+    return st;
+}
+
+shoal_status_t shoal_boot_open(shoal_boot_t **out)
+{
+    if (!out) return SHOAL_ERR_INVAL;
+    shoal_status_t st = open_from_env(out);
+    if (st == SHOAL_OK)
+        shoal_debug("boot", "bootstrap %s: PE %d of %d on host %s", (*out)->ops->name, (*out)->rank, (*out)->size,
+                    (*out)->node_key);
     return st;
 }
 

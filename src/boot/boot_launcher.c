@@ -17,6 +17,7 @@
 struct launcher {
     int sock;
     int finalized;
+    int local_size; /* PEs of this host: allgather_fds answers with theirs only */
 };
 
 static shoal_status_t report(shoal_status_t st, const char *what)
@@ -47,11 +48,11 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     st = shoal_wire_recv(l->sock, out);
     if (st != SHOAL_OK) return report(st, "waiting for oshrun's allgather result");
     if (out->type != SHOAL_WIRE_ALLGATHER_RESULT || out->len != len * (size_t)boot->size ||
-        out->nfds != nfds * boot->size) {
+        out->nfds != nfds * l->local_size) {
         shoal_error("boot", "unexpected reply from oshrun: %s with %zu bytes and %d fds "
                     "(expected ALLGATHER_RESULT with %zu bytes and %d fds)",
                     shoal_wire_type_name(out->type), out->len, out->nfds, len * (size_t)boot->size,
-                    nfds * boot->size);
+                    nfds * l->local_size);
         shoal_wire_msg_release(out);
         return SHOAL_ERR_PROTO;
     }
@@ -73,10 +74,11 @@ static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, s
 
 static shoal_status_t launcher_allgather_fds(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds)
 {
+    struct launcher *l = boot->impl;
     struct shoal_wire_msg msg;
     shoal_status_t st;
     if (nfds < 0 || (nfds && (!fds || !recv_fds))) return SHOAL_ERR_INVAL;
-    if ((uint32_t)nfds > SHOAL_WIRE_MAX_FDS / (uint32_t)boot->size)
+    if ((uint32_t)nfds > SHOAL_WIRE_MAX_FDS / (uint32_t)l->local_size)
         return report(SHOAL_ERR_RANGE, "allgather_fds: too many descriptors");
     st = exchange(boot, SHOAL_WIRE_GATHER_FDS, NULL, 0, fds, nfds, &msg);
     if (st != SHOAL_OK) return st;
@@ -168,6 +170,20 @@ shoal_status_t shoal_boot_open_launcher(int fd, int rank, int size, shoal_boot_t
         return SHOAL_ERR_NOMEM;
     }
     l->sock = fd;
+    /* Across hosts oshrun says how many PEs share this host; on one host, all. */
+    l->local_size = size;
+    const char *local = getenv("SHOAL_LOCAL_SIZE");
+    if (local && *local) {
+        char *end;
+        long v = strtol(local, &end, 10);
+        if (*end || v < 1 || v > size) {
+            shoal_error("boot", "SHOAL_LOCAL_SIZE='%s' is not a number in [1, %d]", local, size);
+            free(l);
+            free(boot);
+            return SHOAL_ERR_INVAL;
+        }
+        l->local_size = (int)v;
+    }
     boot->ops = &launcher_ops;
     boot->rank = rank;
     boot->size = size;

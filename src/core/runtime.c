@@ -102,6 +102,15 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
         return SHOAL_ERR_INVAL;
     }
 
+    /* Before the bootstrap, which may start threads (PMIx's progress
+     * thread): remapping static data needs a single-threaded process. */
+    st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
+    if (st != SHOAL_OK) {
+        /* Without it globals are not remotely accessible; heap objects still are. */
+        shoal_warn("heap", "static data could not be made symmetric (%s); only heap objects are remotely accessible",
+                   shoal_status_str(st));
+        rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
+    }
     st = shoal_boot_open(&rt->boot);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
     rt->my_pe = rt->boot->rank;
@@ -117,13 +126,6 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     }
     st = shoal_segment_create_heap(heap_bytes + SHOAL_INTERNAL_AREA, &rt->seg[SHOAL_SEG_HEAP]);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s: %s", "symmetric heap");
-    st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
-    if (st != SHOAL_OK) {
-        /* Without it globals are not remotely accessible; heap objects still are. */
-        shoal_warn("heap", "static data could not be made symmetric (%s); only heap objects are remotely accessible",
-                   shoal_status_str(st));
-        rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
-    }
     for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
         rt->seg_start[s] = (uintptr_t)rt->seg[s].base;
         rt->seg_size[s] = rt->seg[s].size;

@@ -23,8 +23,10 @@ const struct shoal_config_var shoal_config_vars[] = {
      FIELD(print_info)},
     {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
      "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
-    {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "shm",
-     "Transport for peers on this host (only 'shm' is built in).", FIELD(transport)},
+    {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "auto",
+     "How PEs reach each other: 'auto' (shared memory on this host, libfabric between hosts), 'shm' (one host "
+     "only), or 'ofi' (libfabric for every PE, this host's included: tests the fabric path on one machine).",
+     FIELD(transport)},
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
      "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once; at most 256.",
      FIELD(teams_max)},
@@ -32,6 +34,23 @@ const struct shoal_config_var shoal_config_vars[] = {
      "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
      "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination).",
      FIELD(coll_algorithm)},
+    {"SHMEM_BOOTSTRAP_TLS", SHOAL_CONFIG_BOOL, "1",
+     "TLS 1.3 on the bootstrap between hosts (oshrun --nnodes). Turning it off leaves job membership, "
+     "addresses and keys unencrypted and unauthenticated; only an explicit 0/no/false/off does it (empty counts as "
+     "unset), and oshrun warns at start-up.",
+     FIELD(bootstrap_tls)},
+    {"SHMEM_BOOTSTRAP_SECRET_FILE", SHOAL_CONFIG_STRING, "",
+     "File holding the job secret that authenticates the hosts of a job (TLS 1.3 pre-shared key). Must be "
+     "owned by the user and mode 0600; make one with 'oshrun --make-secret FILE' and copy it to every host.",
+     FIELD(bootstrap_secret_file)},
+    {"SHMEM_BOOTSTRAP_TLS_CA", SHOAL_CONFIG_STRING, "",
+     "Instead of a job secret: PEM file of the CA whose certificates the hosts of a job accept from each other.",
+     FIELD(bootstrap_tls_ca)},
+    {"SHMEM_BOOTSTRAP_TLS_CERT", SHOAL_CONFIG_STRING, "",
+     "PEM certificate (chain) this host presents on the bootstrap; used with SHMEM_BOOTSTRAP_TLS_CA and _KEY.",
+     FIELD(bootstrap_tls_cert)},
+    {"SHMEM_BOOTSTRAP_TLS_KEY", SHOAL_CONFIG_STRING, "",
+     "PEM private key of SHMEM_BOOTSTRAP_TLS_CERT.", FIELD(bootstrap_tls_key)},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

@@ -27,6 +27,12 @@ struct shoal_config {
     const char *transport;
     long teams_max;
     const char *coll_algorithm;
+    /* The bootstrap between hosts (oshrun --nnodes; see docs/bootstrap.md). */
+    int bootstrap_tls;
+    const char *bootstrap_secret_file;
+    const char *bootstrap_tls_ca;
+    const char *bootstrap_tls_cert;
+    const char *bootstrap_tls_key;
 };
 
 struct shoal_config_var {

@@ -81,15 +81,22 @@ int main(void)
     CHECK(shmem_addr_accessible(heap, n) == 0);
     CHECK(shmem_addr_accessible(&global_word, n) == 0);
 
-    /* shmem_ptr: non-NULL for every PE on this host; a store through it is
+    /* shmem_ptr: non-NULL exactly for the PEs of SHMEM_TEAM_SHARED (every
+     * PE on one host with the default transport); a store through it is
      * seen by that PE after a barrier. */
     for (int i = 0; i < MAX_PES; i++) heap[i] = -1, via_ptr_global[i] = -1;
     shmem_barrier_all();
+    const char *transport = getenv("SHMEM_TRANSPORT");
+    const int one_host = !getenv("SHOAL_NODE_RANK") && (!transport || strcmp(transport, "ofi") != 0);
+    int reached[MAX_PES] = {0};
     for (int p = 0; p < n; p++) {
         long *rh = shmem_ptr(heap, p);
         long *rg = shmem_ptr(via_ptr_global, p);
-        CHECK_MSG(rh != NULL, "shmem_ptr(heap, %d)", p);
-        CHECK_MSG(rg != NULL, "shmem_ptr(global, %d)", p);
+        const int shared = shmem_team_translate_pe(SHMEM_TEAM_WORLD, p, SHMEM_TEAM_SHARED) >= 0;
+        reached[p] = shared;
+        CHECK_MSG((rh != NULL) == shared, "shmem_ptr(heap, %d) %p, in SHARED %d", p, (void *)rh, shared);
+        CHECK_MSG((rg != NULL) == shared, "shmem_ptr(global, %d) %p, in SHARED %d", p, (void *)rg, shared);
+        CHECK_MSG(shared || !one_host, "PE %d is not in SHMEM_TEAM_SHARED on one host", p);
         if (p == me) CHECK(rh == heap && rg == via_ptr_global);
         if (rh) rh[me] = 1000L * me + p;
         if (rg) rg[me] = 2000L * me + p;
@@ -98,9 +105,10 @@ int main(void)
     CHECK(shmem_ptr(heap, n) == NULL);
     CHECK(shmem_ptr(heap, -1) == NULL);
     shmem_barrier_all();
+    /* Reaching is mutual: p stored here exactly when this PE reaches p. */
     for (int p = 0; p < n; p++) {
-        CHECK_MSG(heap[p] == 1000L * p + me, "heap[%d] = %ld", p, heap[p]);
-        CHECK_MSG(via_ptr_global[p] == 2000L * p + me, "global[%d] = %ld", p, via_ptr_global[p]);
+        CHECK_MSG(heap[p] == (reached[p] ? 1000L * p + me : -1), "heap[%d] = %ld", p, heap[p]);
+        CHECK_MSG(via_ptr_global[p] == (reached[p] ? 2000L * p + me : -1), "global[%d] = %ld", p, via_ptr_global[p]);
     }
     for (int p = n; p < MAX_PES; p++) CHECK(heap[p] == -1 && via_ptr_global[p] == -1);
     CHECK(global_word == 42);

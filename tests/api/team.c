@@ -1,6 +1,7 @@
 /* team.c: team management.
- * 1. SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED queries (one host: SHARED is
- *    every PE), team_ptr and translate_pe on them.
+ * 1. SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED queries (SHARED is exactly the
+ *    PEs shmem_ptr reaches; on one host with the default transport, every
+ *    PE), team_ptr and translate_pe on them.
  * 2. split_strided with strides 1, 2, 3 and start offsets 0..2, and a split
  *    of a split (world stride 4): my_pe, n_pes, translate_pe to and from
  *    world and between sibling teams (-1 for non-members and out-of-range
@@ -32,6 +33,16 @@ static int rank_in(int pe, int start, int stride, int size)
     return r < size ? r : -1;
 }
 
+/* World PE p's rank in SHMEM_TEAM_SHARED (-1: not on this PE's host). */
+static int shared_rank(int p) { return shmem_team_translate_pe(SHMEM_TEAM_WORLD, p, SHMEM_TEAM_SHARED); }
+
+/* One oshrun node and no forced fabric: every PE shares this host's memory. */
+static int one_host_default_transport(void)
+{
+    const char *t = getenv("SHMEM_TRANSPORT");
+    return !getenv("SHOAL_NODE_RANK") && (!t || strcmp(t, "ofi") != 0);
+}
+
 /* Checks team t against the world PEs start + i*stride, i < size. */
 static void check_geometry(shmem_team_t t, int start, int stride, int size, const char *what)
 {
@@ -50,9 +61,11 @@ static void check_geometry(shmem_team_t t, int start, int stride, int size, cons
         int got = shmem_team_translate_pe(t, r, SHMEM_TEAM_WORLD);
         CHECK_MSG(got == w, "%s: translate team PE %d to world: %d, expected %d", what, r, got, w);
         got = shmem_team_translate_pe(t, r, SHMEM_TEAM_SHARED);
-        CHECK_MSG(got == w, "%s: translate team PE %d to SHARED: %d, expected %d", what, r, got, w);
+        CHECK_MSG(got == shared_rank(w), "%s: translate team PE %d to SHARED: %d, expected %d", what, r, got,
+                  shared_rank(w));
         void *p = shmem_team_ptr(t, buf, r), *q = shmem_ptr(buf, w);
-        CHECK_MSG(p == q && p != NULL, "%s: team_ptr(%d) %p, shmem_ptr(world %d) %p", what, r, p, w, q);
+        CHECK_MSG(p == q && (p != NULL) == (shared_rank(w) >= 0), "%s: team_ptr(%d) %p, shmem_ptr(world %d) %p",
+                  what, r, p, w, q);
     }
     for (int w = 0; w < npes; w++) {
         int got = shmem_team_translate_pe(SHMEM_TEAM_WORLD, w, t);
@@ -84,8 +97,19 @@ static void predefined(void)
 {
     CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me);
     CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes);
-    CHECK(shmem_team_my_pe(SHMEM_TEAM_SHARED) == me);
-    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes);
+    /* SHARED: the PEs shmem_ptr reaches, in world order. */
+    int shared = 0;
+    for (int p = 0; p < npes; p++) {
+        CHECK_MSG(shared_rank(p) == (shmem_ptr(buf, p) ? shared : -1), "world PE %d: SHARED rank %d", p,
+                  shared_rank(p));
+        if (shmem_ptr(buf, p)) shared++;
+    }
+    CHECK(shared_rank(me) >= 0);
+    CHECK_MSG(shmem_team_n_pes(SHMEM_TEAM_SHARED) == shared, "SHARED has %d PEs, shmem_ptr reaches %d",
+              shmem_team_n_pes(SHMEM_TEAM_SHARED), shared);
+    CHECK(shmem_team_my_pe(SHMEM_TEAM_SHARED) == shared_rank(me));
+    if (one_host_default_transport())
+        CHECK_MSG(shared == npes, "one host, default transport: SHARED has %d of %d PEs", shared, npes);
     shmem_team_config_t cfg = {.num_contexts = 77};
     CHECK(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &cfg) == 0);
     CHECK_MSG(cfg.num_contexts == 0, "world num_contexts %d", cfg.num_contexts);
@@ -93,15 +117,20 @@ static void predefined(void)
     CHECK(shmem_team_get_config(SHMEM_TEAM_WORLD, 0, &cfg) == 0);
     CHECK_MSG(cfg.num_contexts == 77, "get_config with mask 0 changed the config (%d)", cfg.num_contexts);
     for (int p = 0; p < npes; p++) {
-        CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, p, SHMEM_TEAM_SHARED) == p);
-        CHECK(shmem_team_translate_pe(SHMEM_TEAM_SHARED, p, SHMEM_TEAM_WORLD) == p);
-        CHECK(shmem_team_ptr(SHMEM_TEAM_SHARED, buf, p) == shmem_ptr(buf, p));
-        CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, p) != NULL);
+        const int r = shared_rank(p);
+        if (r >= 0) {
+            CHECK(shmem_team_translate_pe(SHMEM_TEAM_SHARED, r, SHMEM_TEAM_WORLD) == p);
+            CHECK(shmem_team_ptr(SHMEM_TEAM_SHARED, buf, r) == shmem_ptr(buf, p));
+        }
+        CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, p) == shmem_ptr(buf, p));
     }
     CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_SHARED) == -1);
     CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, buf, me) == buf);
     check_geometry(SHMEM_TEAM_WORLD, 0, 1, npes, "world");
-    check_geometry(SHMEM_TEAM_SHARED, 0, 1, npes, "shared");
+    /* SHARED is strided over world: from its first PE by the gap to its second. */
+    const int s0 = shmem_team_translate_pe(SHMEM_TEAM_SHARED, 0, SHMEM_TEAM_WORLD);
+    const int s1 = shared > 1 ? shmem_team_translate_pe(SHMEM_TEAM_SHARED, 1, SHMEM_TEAM_WORLD) : s0 + 1;
+    check_geometry(SHMEM_TEAM_SHARED, s0, s1 - s0, shared, "shared");
 }
 
 static void strided(void)

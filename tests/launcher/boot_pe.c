@@ -105,13 +105,17 @@ static int gather(int rounds, int nfds)
     free(send);
     free(recv);
 
+    /* Descriptors are exchanged among the PEs of this host only (oshrun
+     * across hosts says which: SHOAL_LOCAL_RANK/SIZE); on one host, all. */
+    int local_size = getenv("SHOAL_LOCAL_SIZE") ? atoi(getenv("SHOAL_LOCAL_SIZE")) : size;
+    int base = me - (getenv("SHOAL_LOCAL_RANK") ? atoi(getenv("SHOAL_LOCAL_RANK")) : me);
     int *mine = malloc(sizeof(int) * (size_t)(nfds ? nfds : 1));
-    int *all = malloc(sizeof(int) * (size_t)(nfds ? nfds : 1) * (size_t)size);
+    int *all = malloc(sizeof(int) * (size_t)(nfds ? nfds : 1) * (size_t)local_size);
     for (int i = 0; i < nfds; i++) mine[i] = make_fd(me, i);
     must(boot->ops->allgather_fds(boot, mine, nfds, all), "allgather_fds");
-    for (int p = 0; p < size; p++)
+    for (int p = base; p < base + local_size; p++)
         for (int i = 0; i < nfds; i++) {
-            int fd = all[p * nfds + i];
+            int fd = all[(p - base) * nfds + i];
             check_fd(fd, p, i);
             if (p == me) CHECK_MSG(fd != mine[i], "own descriptor %d came back as itself, not a duplicate", i);
             close(fd);
@@ -146,7 +150,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "gather") == 0) return gather(arg1, arg2);
     if (strcmp(mode, "hello") == 0) {
         must(boot->ops->finalize(boot), "finalize");
-        printf("rank %d size %d boot %s\n", boot->rank, boot->size, boot->ops->name);
+        if (getenv("SHOAL_NODE_RANK"))
+            printf("rank %d size %d boot %s node %s local %s/%s\n", boot->rank, boot->size, boot->ops->name,
+                   getenv("SHOAL_NODE_RANK"), getenv("SHOAL_LOCAL_RANK"), getenv("SHOAL_LOCAL_SIZE"));
+        else
+            printf("rank %d size %d boot %s\n", boot->rank, boot->size, boot->ops->name);
         boot->ops->close(boot);
         return 0;
     }

@@ -54,6 +54,7 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
     if (errlen) err[0] = '\0';
     memset(opt, 0, sizeof *opt);
     opt->prog_index = -1;
+    opt->node_rank = -1;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *value = NULL;
@@ -98,6 +99,38 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
             }
             continue;
         }
+        if (option_value(arg, "--nnodes", &i, argc, argv, &value)) {
+            long v;
+            if (parse_positive(value, OSHRUN_MAX_NODES, &v)) {
+                snprintf(err, errlen, "--nnodes needs a number of hosts from 1 to %d", OSHRUN_MAX_NODES);
+                return fail(err, errlen);
+            }
+            opt->nnodes = (int)v;
+            continue;
+        }
+        if (option_value(arg, "--node-rank", &i, argc, argv, &value)) {
+            long v;
+            /* parse_positive rejects 0: accept it separately. */
+            if (value && strcmp(value, "0") == 0)
+                v = 0;
+            else if (parse_positive(value, OSHRUN_MAX_NODES - 1, &v)) {
+                snprintf(err, errlen, "--node-rank needs a number from 0 to %d", OSHRUN_MAX_NODES - 1);
+                return fail(err, errlen);
+            }
+            opt->node_rank = (int)v;
+            continue;
+        }
+        if (option_value(arg, "--rendezvous", &i, argc, argv, &value)) {
+            const char *colon = value ? strrchr(value, ':') : NULL;
+            long port;
+            if (!colon || colon == value || parse_positive(colon + 1, 65535, &port)) {
+                snprintf(err, errlen, "--rendezvous needs HOST:PORT (node 0's address), got '%s'",
+                         value ? value : "");
+                return fail(err, errlen);
+            }
+            opt->rendezvous = value;
+            continue;
+        }
         snprintf(err, errlen, "unknown option '%s'", arg);
         return fail(err, errlen);
     }
@@ -108,6 +141,18 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
     if (opt->npes == 0) {
         snprintf(err, errlen, "the number of PEs is missing: use -n N");
         return OSHRUN_PARSE_ERROR;
+    }
+    if (opt->nnodes > 1 || opt->node_rank >= 0 || opt->rendezvous) {
+        if (opt->nnodes == 0 || opt->node_rank < 0 || !opt->rendezvous) {
+            snprintf(err, errlen,
+                     "a job across hosts needs all of --nnodes H, --node-rank R and --rendezvous HOST:PORT");
+            return OSHRUN_PARSE_ERROR;
+        }
+        if (opt->node_rank >= opt->nnodes) {
+            snprintf(err, errlen, "--node-rank %d is out of range for --nnodes %d (0 to %d)", opt->node_rank,
+                     opt->nnodes, opt->nnodes - 1);
+            return OSHRUN_PARSE_ERROR;
+        }
     }
     opt->prog_index = i;
     return OSHRUN_PARSE_RUN;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #define OSHRUN_MAX_PES 4096
+#define OSHRUN_MAX_NODES 4096
 #define OSHRUN_MAX_TIMEOUT 31536000L /* one year, in seconds */
 
 struct oshrun_options {
@@ -13,6 +14,11 @@ struct oshrun_options {
     int tag_output;
     long timeout_s;  /* 0: no time limit */
     int prog_index;  /* argv[prog_index] is the program, the rest its arguments */
+    /* Across hosts (--nnodes > 1): this node's rank and node 0's address.
+     * rendezvous points into argv. */
+    int nnodes;          /* 0: not given (one host) */
+    int node_rank;       /* -1: not given */
+    const char *rendezvous;
 };
 
 enum oshrun_parse {

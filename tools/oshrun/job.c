@@ -78,8 +78,10 @@ void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fm
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     for (int r = 0; r < job->npes; r++)
-        if (job->pes[r].running && r != culprit) others++;
-    if (others == 0)
+        if (job->pes[r].running && job->pes[r].rank != culprit) others++;
+    if (job->net)
+        fprintf(stderr, "oshrun: %s; stopping the job\n", what);
+    else if (others == 0)
         fprintf(stderr, "oshrun: %s\n", what);
     else
         fprintf(stderr, "oshrun: %s; stopping %s%d PE%s\n", what, culprit >= 0 ? "the other " : "", others,
@@ -87,6 +89,17 @@ void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fm
     fflush(stderr);
     oshrun_signal_all(job, SIGTERM);
     job->kill_at = oshrun_now() + KILL_GRACE_S;
+    if (job->net) oshrun_net_fault(job, status, what);
+}
+
+void oshrun_pe_name(const struct oshrun_job *job, const struct oshrun_pe *pe, int with_pid, char *buf, size_t len)
+{
+    if (job->net)
+        snprintf(buf, len, "PE %d on node %d", pe->rank, job->opt->node_rank);
+    else if (with_pid)
+        snprintf(buf, len, "PE %d (pid %d)", pe->rank, (int)pe->pid);
+    else
+        snprintf(buf, len, "PE %d", pe->rank);
 }
 
 static struct oshrun_pe *find_pe(struct oshrun_job *job, pid_t pid)
@@ -104,16 +117,15 @@ static void on_exit_status(struct oshrun_job *job, struct oshrun_pe *pe, int ws)
     job->running--;
     kill(-pe->pid, SIGKILL); /* whatever the PE left behind in its group */
     if (job->failed) return;
+    char who[64];
+    oshrun_pe_name(job, pe, 1, who, sizeof who);
     if (WIFSIGNALED(ws)) {
         int sig = WTERMSIG(ws);
-        oshrun_fail(job, 128 + sig, pe->rank, "PE %d (pid %d) killed by signal %s (%d)", pe->rank, (int)pe->pid,
-                    signal_name(sig), sig);
+        oshrun_fail(job, 128 + sig, pe->rank, "%s killed by signal %s (%d)", who, signal_name(sig), sig);
     } else if (WEXITSTATUS(ws) != 0) {
-        oshrun_fail(job, WEXITSTATUS(ws), pe->rank, "PE %d (pid %d) exited with status %d", pe->rank, (int)pe->pid,
-                    WEXITSTATUS(ws));
+        oshrun_fail(job, WEXITSTATUS(ws), pe->rank, "%s exited with status %d", who, WEXITSTATUS(ws));
     } else if (pe->hello && !pe->finalized) {
-        oshrun_fail(job, 1, pe->rank, "PE %d (pid %d) exited without calling shmem_finalize", pe->rank,
-                    (int)pe->pid);
+        oshrun_fail(job, 1, pe->rank, "%s exited without calling shmem_finalize", who);
     } else {
         oshrun_check_stuck(job);
     }
@@ -173,7 +185,7 @@ static int poll_timeout_ms(const struct oshrun_job *job, double now, double drai
     double next = -1;
     if (job->deadline) next = job->deadline;
     if (job->kill_at && (next < 0 || job->kill_at < next)) next = job->kill_at;
-    if (job->running == 0 && (next < 0 || drain_until < next)) next = drain_until;
+    if (job->running == 0 && drain_until > 0 && (next < 0 || drain_until < next)) next = drain_until;
     if (next < 0) return -1;
     double ms = (next - now) * 1000.0 + 1.0;
     return ms < 0 ? 0 : ms > 1e6 ? 1000000 : (int)ms;
@@ -185,9 +197,12 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
     for (;;) {
         double now = oshrun_now();
         on_timers(job, now);
+        int drained = 0;
         if (job->running == 0) {
             if (drain_until == 0) drain_until = now + OUTPUT_DRAIN_S;
-            if (!output_open(job) || now >= drain_until) return;
+            drained = !output_open(job) || now >= drain_until;
+            /* Across hosts, wait for the other nodes (or their failure) too. */
+            if (drained && (!job->net || oshrun_net_finished(job))) return;
         }
         int n = 0;
         pfd[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
@@ -197,7 +212,9 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             pfd[n++] = (struct pollfd){.fd = pe->out.fd, .events = POLLIN};
             pfd[n++] = (struct pollfd){.fd = pe->err.fd, .events = POLLIN};
         }
-        int ready = poll(pfd, (nfds_t)n, poll_timeout_ms(job, now, drain_until));
+        int net_at = n;
+        if (job->net) n += oshrun_net_pollfds(job, pfd + n);
+        int ready = poll(pfd, (nfds_t)n, poll_timeout_ms(job, now, drained ? 0 : drain_until));
         if (ready < 0 && errno != EINTR) {
             oshrun_fail(job, 1, -1, "poll: %s", strerror(errno));
             oshrun_signal_all(job, SIGKILL);
@@ -208,9 +225,10 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             struct oshrun_pe *pe = &job->pes[r];
             struct pollfd *p = &pfd[1 + 3 * r];
             if (p[0].revents && pe->sock >= 0) oshrun_serve(job, pe);
-            if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, r);
-            if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, r);
+            if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, pe->rank);
+            if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, pe->rank);
         }
+        if (job->net) oshrun_net_serve(job, pfd + net_at);
         if (pfd[0].revents) on_signals(job);
     }
 }
@@ -224,23 +242,30 @@ static void hold_std_fds(void)
 
 int oshrun_run(const struct oshrun_options *opt, char *const argv[])
 {
-    struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .self = getpid(), .sigfd = -1};
+    struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .size = opt->npes, .self = getpid(),
+                             .sigfd = -1};
     struct pollfd *pfd = NULL;
     sigset_t mask, old;
 
     hold_std_fds();
     signal(SIGPIPE, SIG_IGN);
+    /* Before the signal mask: Ctrl-C while waiting for the other nodes just ends oshrun. */
+    if (opt->nnodes > 0) {
+        int st = oshrun_net_open(&job);
+        if (st != 0) return st;
+    }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
-    pfd = calloc(1 + 3 * (size_t)job.npes, sizeof *pfd);
+    pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes, sizeof *pfd);
     if (!job.pes || !pfd) {
         fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
         free(job.pes);
         free(pfd);
+        oshrun_net_close(&job);
         return 1;
     }
     for (int r = 0; r < job.npes; r++) {
         struct oshrun_pe *pe = &job.pes[r];
-        pe->rank = r;
+        pe->rank = job.rank_base + r;
         pe->sock = -1;
         shoal_wire_reader_init(&pe->reader);
         oshrun_stream_init(&pe->out, -1, STDOUT_FILENO);
@@ -262,12 +287,13 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
 out:
     for (int r = 0; r < job.npes; r++) {
         struct oshrun_pe *pe = &job.pes[r];
-        oshrun_stream_close(&pe->out, r);
-        oshrun_stream_close(&pe->err, r);
+        oshrun_stream_close(&pe->out, pe->rank);
+        oshrun_stream_close(&pe->err, pe->rank);
         if (pe->sock >= 0) close(pe->sock);
         shoal_wire_reader_reset(&pe->reader);
     }
     oshrun_gather_release(&job);
+    oshrun_net_close(&job);
     if (job.sigfd >= 0) close(job.sigfd);
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(job.pes);

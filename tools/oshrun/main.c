@@ -1,7 +1,9 @@
 /* main.c: oshrun entry point. */
 #include "oshrun.h"
+#include "tls.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifndef SHOAL_VERSION_STRING
 #define SHOAL_VERSION_STRING "unknown"
@@ -11,11 +13,18 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: oshrun -n N [options] PROGRAM [ARGS...]\n"
+            "       oshrun --make-secret FILE\n"
             "Runs N processing elements (PEs) of an OpenSHMEM program on this host.\n"
             "\n"
             "Options:\n"
             "  -n N, -np N, --npes N  number of PEs to start (1 to %d)\n"
             "  --timeout SECONDS      stop the job after SECONDS; exit status 124\n"
+            "  --nnodes H             the job spans H hosts; run oshrun once on each\n"
+            "  --node-rank R          this host's number, 0 to H-1 (its PEs follow host R-1's)\n"
+            "  --rendezvous HOST:PORT address node 0 listens on and the others connect to\n"
+            "                         (within --timeout, else 60 s); TLS 1.3, see\n"
+            "                         SHMEM_BOOTSTRAP_SECRET_FILE in docs/bootstrap.md\n"
+            "  --make-secret FILE     write a new random job secret to FILE (mode 0600)\n"
             "  --tag-output           prefix each line of output with \"[PE n] \"\n"
             "  -h, --help             show this help and exit\n"
             "  --version              show the Shoal version and exit\n"
@@ -32,6 +41,14 @@ int main(int argc, char *argv[])
 {
     struct oshrun_options opt;
     char err[512];
+    /* An action of its own, outside the run syntax the parser checks. */
+    if (argc >= 2 && strcmp(argv[1], "--make-secret") == 0) {
+        if (argc != 3 || !argv[2][0]) {
+            fprintf(stderr, "oshrun: --make-secret needs exactly one FILE\n");
+            return 2;
+        }
+        return oshrun_make_secret(argv[2]);
+    }
     switch (oshrun_parse_args(argc, argv, &opt, err, sizeof err)) {
     case OSHRUN_PARSE_HELP:
         usage(stdout);

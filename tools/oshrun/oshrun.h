@@ -5,6 +5,7 @@
  *   job.c     event loop: signals, exits, timeouts, stopping the job
  *   serve.c   the bootstrap protocol (allgather, finalize, abort)
  *   output.c  --tag-output line prefixing
+ *   net.h     across hosts: rendezvous.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
  * is its own process group (pgid == pid) and is always signalled by group;
@@ -12,6 +13,7 @@
 #ifndef OSHRUN_OSHRUN_H
 #define OSHRUN_OSHRUN_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,8 +28,10 @@ struct oshrun_stream {
     size_t len, cap;
 };
 
+struct oshrun_net;
+
 struct oshrun_pe {
-    int rank;
+    int rank; /* in the whole job */
     pid_t pid;
     int running;   /* not yet reaped */
     int sock;      /* launcher end of the private socket, -1 when closed */
@@ -42,8 +46,12 @@ struct oshrun_pe {
 struct oshrun_job {
     const struct oshrun_options *opt;
     char *const *argv; /* program and its arguments, NULL-terminated */
-    int npes;
+    int npes;          /* PEs on this host; pes[i] has rank rank_base + i */
+    int size;          /* PEs in the whole job */
+    int rank_base;
     struct oshrun_pe *pes;
+    struct oshrun_net *net; /* NULL on one host */
+    int net_pending;        /* this host's part of an allgather went to node 0 */
     int running;
     pid_t self;
     int sigfd;
@@ -64,6 +72,10 @@ struct oshrun_job {
 
 double oshrun_now(void);
 
+/* "PE 3 (pid 123)" on one host, "PE 3 on node 1" across hosts (with_pid
+ * 0: "PE 3"). */
+void oshrun_pe_name(const struct oshrun_job *job, const struct oshrun_pe *pe, int with_pid, char *buf, size_t len);
+
 /* Records the first failure: prints "oshrun: <what>; stopping ..." and
  * starts stopping the PEs still running (SIGTERM, SIGKILL 0.5 s later).
  * culprit is the PE the failure is about (-1: none), left out of the count. */
@@ -80,6 +92,21 @@ void oshrun_serve(struct oshrun_job *job, struct oshrun_pe *pe);
 /* Fails the job when a pending allgather can no longer complete. */
 void oshrun_check_stuck(struct oshrun_job *job);
 void oshrun_gather_release(struct oshrun_job *job);
+/* Sends every PE of this host the allgather result (blobs of all PEs). */
+void oshrun_answer(struct oshrun_job *job, const unsigned char *blobs, size_t total);
+
+/* nodes.c: the job across hosts. open: meets the other nodes (0, or the
+ * status to exit with, message printed). The others work once it did. */
+int oshrun_net_open(struct oshrun_job *job);
+int oshrun_net_pollfds(struct oshrun_job *job, struct pollfd *pfd);
+void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd);
+/* Tells the other nodes (through node 0) about a failure here. */
+void oshrun_net_fault(struct oshrun_job *job, int status, const char *what);
+/* This host's block of an allgather (blob kinds; descriptors stay here). */
+void oshrun_net_gather(struct oshrun_job *job, uint32_t kind, size_t len, const unsigned char *blobs);
+/* Called once this host's PEs are gone: 1 when oshrun may exit. */
+int oshrun_net_finished(struct oshrun_job *job);
+void oshrun_net_close(struct oshrun_job *job);
 
 void oshrun_stream_init(struct oshrun_stream *s, int fd, int target);
 /* Reads what is available; writes out complete lines with the PE prefix. */

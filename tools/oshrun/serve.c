@@ -20,10 +20,28 @@ void oshrun_gather_release(struct oshrun_job *job)
 
 static void protocol_error(struct oshrun_job *job, struct oshrun_pe *pe, const char *what)
 {
-    oshrun_fail(job, 1, -1, "PE %d (pid %d) broke the bootstrap protocol: %s", pe->rank, (int)pe->pid, what);
+    char who[64];
+    oshrun_pe_name(job, pe, 1, who, sizeof who);
+    oshrun_fail(job, 1, -1, "%s broke the bootstrap protocol: %s", who, what);
 }
 
-/* Every PE contributed: send each the blobs and descriptors in rank order. */
+void oshrun_answer(struct oshrun_job *job, const unsigned char *blobs, size_t total)
+{
+    struct iovec iov = {.iov_base = (void *)blobs, .iov_len = total};
+    job->net_pending = 0;
+    for (int r = 0; r < job->npes; r++) {
+        struct oshrun_pe *pe = &job->pes[r];
+        if (pe->sock < 0) continue;
+        shoal_status_t st = shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, NULL, 0);
+        /* A PE that went away is reported when it is reaped. */
+        if (st != SHOAL_OK && st != SHOAL_ERR_CLOSED)
+            oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", pe->rank, shoal_wire_gather_name(job->gather_kind),
+                        st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
+    }
+}
+
+/* Every PE of this host contributed: send each the blobs and descriptors in
+ * rank order; across hosts, blobs go to node 0 first (descriptors never). */
 static void deliver(struct oshrun_job *job)
 {
     size_t len = job->gather_len, total = len * (size_t)job->npes;
@@ -45,6 +63,13 @@ static void deliver(struct oshrun_job *job)
         if (len) memcpy(blobs + (size_t)r * len, m->payload + 4, len);
         if (job->gather_nfds) memcpy(fds + (size_t)r * (size_t)job->gather_nfds, m->fds, (size_t)job->gather_nfds * sizeof *fds);
     }
+    if (job->net && job->gather_kind != SHOAL_WIRE_GATHER_FDS) {
+        oshrun_gather_release(job);
+        oshrun_net_gather(job, job->gather_kind, len, blobs);
+        free(blobs);
+        free(fds);
+        return;
+    }
     struct iovec iov = {.iov_base = blobs, .iov_len = total};
     for (int r = 0; r < job->npes; r++) {
         struct oshrun_pe *pe = &job->pes[r];
@@ -52,7 +77,7 @@ static void deliver(struct oshrun_job *job)
         shoal_status_t st = shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, fds, (int)nfds);
         /* A PE that went away is reported when it is reaped. */
         if (st != SHOAL_OK && st != SHOAL_ERR_CLOSED)
-            oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", r, shoal_wire_gather_name(job->gather_kind),
+            oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", pe->rank, shoal_wire_gather_name(job->gather_kind),
                         st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
     }
     free(blobs);
@@ -69,7 +94,7 @@ static void on_gather(struct oshrun_job *job, struct oshrun_pe *pe, struct shoal
         protocol_error(job, pe, "malformed ALLGATHER");
         return;
     }
-    if (pe->contributed) {
+    if (pe->contributed || job->net_pending) {
         protocol_error(job, pe, "a second ALLGATHER before the first was answered");
         return;
     }
@@ -108,9 +133,11 @@ static void on_message(struct oshrun_job *job, struct oshrun_pe *pe, struct shoa
     case SHOAL_WIRE_HELLO:
         if (pe->hello || shoal_wire_decode_hello(msg->payload, msg->len, &hello) != SHOAL_OK) {
             protocol_error(job, pe, "bad or repeated HELLO");
-        } else if (hello.rank != (uint32_t)pe->rank || hello.size != (uint32_t)job->npes) {
-            oshrun_fail(job, 1, -1, "PE %d (pid %d) says it is PE %u of %u, but it was started as PE %d of %d",
-                        pe->rank, (int)pe->pid, hello.rank, hello.size, pe->rank, job->npes);
+        } else if (hello.rank != (uint32_t)pe->rank || hello.size != (uint32_t)job->size) {
+            char who[64];
+            oshrun_pe_name(job, pe, 1, who, sizeof who);
+            oshrun_fail(job, 1, -1, "%s says it is PE %u of %u, but it was started as PE %d of %d", who, hello.rank,
+                        hello.size, pe->rank, job->size);
         } else {
             pe->hello = 1;
         }
@@ -134,10 +161,12 @@ static void on_message(struct oshrun_job *job, struct oshrun_pe *pe, struct shoa
         }
         /* Exit statuses are 8 bits; a nonzero status must not become 0. */
         int code = (status & 0xff) == 0 && status != 0 ? 1 : status & 0xff;
+        char who[64];
+        oshrun_pe_name(job, pe, 0, who, sizeof who);
         if (reason[0])
-            oshrun_fail(job, code, pe->rank, "PE %d: %s", pe->rank, reason);
+            oshrun_fail(job, code, pe->rank, "%s: %s", who, reason);
         else
-            oshrun_fail(job, code, pe->rank, "PE %d called shmem_global_exit(%d)", pe->rank, status);
+            oshrun_fail(job, code, pe->rank, "%s called shmem_global_exit(%d)", who, status);
         break;
     default: protocol_error(job, pe, "unexpected message type"); break;
     }
@@ -173,7 +202,7 @@ void oshrun_check_stuck(struct oshrun_job *job)
         const struct oshrun_pe *pe = &job->pes[r];
         if (pe->contributed || (!pe->finalized && pe->running)) continue;
         oshrun_fail(job, 1, -1, "PE %d is waiting in %s, but PE %d %s; the job cannot continue", job->gather_first,
-                    shoal_wire_gather_name(job->gather_kind), r,
+                    shoal_wire_gather_name(job->gather_kind), pe->rank,
                     pe->finalized ? "has called shmem_finalize" : "has exited");
         return;
     }

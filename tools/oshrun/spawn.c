@@ -52,8 +52,16 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
     setenv("SHOAL_BOOT_FD", num, 1);
     snprintf(num, sizeof num, "%d", rank);
     setenv("SHOAL_RANK", num, 1);
-    snprintf(num, sizeof num, "%d", job->npes);
+    snprintf(num, sizeof num, "%d", job->size);
     setenv("SHOAL_SIZE", num, 1);
+    if (job->net) { /* the PE exchanges descriptors with this host's PEs only */
+        snprintf(num, sizeof num, "%d", job->opt->node_rank);
+        setenv("SHOAL_NODE_RANK", num, 1);
+        snprintf(num, sizeof num, "%d", rank - job->rank_base);
+        setenv("SHOAL_LOCAL_RANK", num, 1);
+        snprintf(num, sizeof num, "%d", job->npes);
+        setenv("SHOAL_LOCAL_SIZE", num, 1);
+    }
     execvp(job->argv[0], job->argv);
     child_fail(c->report, errno);
 }
@@ -135,6 +143,11 @@ int oshrun_spawn(struct oshrun_job *job)
             job->failed = 1;
             job->status = st;
             oshrun_signal_all(job, SIGKILL);
+            if (job->net) { /* the other nodes must stop too, and know why */
+                char what[128];
+                snprintf(what, sizeof what, "node %d could not start its PEs (status %d)", job->opt->node_rank, st);
+                oshrun_net_fault(job, st, what);
+            }
             return st;
         }
     }

@@ -1,0 +1,296 @@
+/* nodes.c: the job across hosts, once the nodes have met (net.h). Node 0
+ * gathers every node's block of an allgather and sends all nodes the whole
+ * result; it relays a FAULT from any node to every node; it ends the job
+ * (END) when every node reported DONE. A lost connection ends the job:
+ * node 0 tells the others, and a node that loses node 0 stops on its own. */
+#include "net.h"
+#include "oshrun.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SEND_S 30.0   /* a peer that takes nothing for this long is lost */
+#define LINGER_S 0.5  /* at exit, time for the peers to read what we sent */
+
+static int is_root(const struct oshrun_job *job) { return job->net->node_rank == 0; }
+
+static void lost(struct oshrun_job *job, struct oshrun_link *l)
+{
+    char peer[sizeof l->peer], why[sizeof l->why];
+    int node = l->node;
+    snprintf(peer, sizeof peer, "%s", l->peer);
+    snprintf(why, sizeof why, "%s", l->why[0] ? l->why : "connection closed");
+    oshrun_link_close(l);
+    if (job->failed || job->net->ended) return;
+    oshrun_fail(job, 1, -1, "lost node %d (%s): %s", node, peer, why);
+}
+
+static void send_to(struct oshrun_job *job, struct oshrun_link *l, uint32_t type, const void *a, size_t alen,
+                    const void *b, size_t blen)
+{
+    if (l->fd >= 0 && oshrun_link_send(l, type, a, alen, b, blen, oshrun_now() + SEND_S) != 0) lost(job, l);
+}
+
+static void broken(struct oshrun_job *job, struct oshrun_link *l, const char *what)
+{
+    oshrun_fail(job, 1, -1, "node %d (%s) broke the bootstrap protocol: %s", l->node, l->peer, what);
+}
+
+void oshrun_net_fault(struct oshrun_job *job, int status, const char *what)
+{
+    struct oshrun_net *net = job->net;
+    unsigned char st[4];
+    if (net->relaying) return;
+    oshrun_put_u32(st, (uint32_t)status);
+    for (int n = 0; n < net->nlinks; n++) send_to(job, &net->links[n], OSHRUN_NET_FAULT, st, 4, what, strlen(what));
+}
+
+/* Node 0: an allgather some nodes joined cannot end once another node finished. */
+static void check_stuck(struct oshrun_job *job)
+{
+    struct oshrun_net *net = job->net;
+    if (job->failed || net->nblocks == 0) return;
+    for (int n = 0; n < net->nnodes; n++) {
+        if (net->blocks[n].have || !net->done[n]) continue;
+        oshrun_fail(job, 1, -1, "the PEs of node %d are waiting in %s, but those of node %d have finished; the job "
+                    "cannot continue", net->first_block, shoal_wire_gather_name(net->blocks[net->first_block].kind), n);
+        return;
+    }
+}
+
+/* Node 0: every node's block is in; concatenate them in node (= rank) order. */
+static void complete(struct oshrun_job *job)
+{
+    struct oshrun_net *net = job->net;
+    const struct oshrun_block *first = &net->blocks[net->first_block];
+    uint32_t kind = first->kind, len = first->len;
+    size_t total = (size_t)len * (size_t)job->size, at = 0;
+    unsigned char hdr[4], *all;
+    if (total > SHOAL_WIRE_MAX_PAYLOAD) {
+        oshrun_fail(job, 1, -1, "%s of %u bytes per PE is too large for %d PEs", shoal_wire_gather_name(kind), len,
+                    job->size);
+        return;
+    }
+    if (!(all = malloc(total ? total : 1))) {
+        oshrun_fail(job, 1, -1, "out of memory serving %s", shoal_wire_gather_name(kind));
+        return;
+    }
+    for (int n = 0; n < net->nnodes; n++) {
+        size_t part = (size_t)len * (size_t)net->counts[n];
+        if (part) memcpy(all + at, net->blocks[n].data, part);
+        at += part;
+        free(net->blocks[n].data);
+        net->blocks[n] = (struct oshrun_block){0};
+    }
+    net->nblocks = 0;
+    oshrun_put_u32(hdr, kind);
+    for (int n = 1; n < net->nnodes && !job->failed; n++)
+        send_to(job, &net->links[n], OSHRUN_NET_RESULT, hdr, 4, all, total);
+    if (!job->failed) oshrun_answer(job, all, total);
+    free(all);
+}
+
+/* Node 0: node `node`'s block (len bytes per PE, its PEs in rank order). */
+static void on_block(struct oshrun_job *job, int node, uint32_t kind, uint32_t len, const unsigned char *data,
+                     size_t size)
+{
+    struct oshrun_net *net = job->net;
+    struct oshrun_block *b = &net->blocks[node];
+    if (b->have || size != (size_t)len * (size_t)net->counts[node]) {
+        broken(job, &net->links[node], b->have ? "a second allgather before the first was answered"
+                                               : "an allgather block of the wrong size");
+        return;
+    }
+    if (net->nblocks > 0) {
+        const struct oshrun_block *f = &net->blocks[net->first_block];
+        if (f->kind != kind || f->len != len) {
+            oshrun_fail(job, 1, -1, "collective mismatch: the PEs of node %d called %s with %u bytes, but those of "
+                        "node %d called %s with %u bytes", node, shoal_wire_gather_name(kind), len, net->first_block,
+                        shoal_wire_gather_name(f->kind), f->len);
+            return;
+        }
+    } else {
+        net->first_block = node;
+    }
+    if (!(b->data = malloc(size ? size : 1))) {
+        oshrun_fail(job, 1, -1, "out of memory serving %s", shoal_wire_gather_name(kind));
+        return;
+    }
+    if (size) memcpy(b->data, data, size);
+    b->kind = kind;
+    b->len = len;
+    b->have = 1;
+    if (++net->nblocks == net->nnodes)
+        complete(job);
+    else
+        check_stuck(job);
+}
+
+void oshrun_net_gather(struct oshrun_job *job, uint32_t kind, size_t len, const unsigned char *blobs)
+{
+    struct oshrun_net *net = job->net;
+    size_t size = len * (size_t)job->npes;
+    job->net_pending = 1;
+    if (is_root(job)) {
+        on_block(job, 0, kind, (uint32_t)len, blobs, size);
+        return;
+    }
+    unsigned char hdr[8];
+    oshrun_put_u32(hdr, kind);
+    oshrun_put_u32(hdr + 4, (uint32_t)len);
+    send_to(job, &net->links[0], OSHRUN_NET_GATHER, hdr, sizeof hdr, blobs, size);
+}
+
+static void on_frame(struct oshrun_job *job, struct oshrun_link *l, const struct oshrun_frame *f)
+{
+    struct oshrun_net *net = job->net;
+    int root = is_root(job);
+    switch (f->type) {
+    case OSHRUN_NET_FAULT: {
+        char line[1024];
+        size_t n = f->len - 4 < sizeof line - 1 ? f->len - 4 : sizeof line - 1;
+        int status = f->len >= 4 ? (int)oshrun_get_u32(f->payload) : 0;
+        if (f->len < 4) break;
+        /* One printable line, and a failure never exits 0. */
+        for (size_t k = 0; k < n; k++) {
+            unsigned char c = f->payload[4 + k];
+            line[k] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+        line[n] = '\0';
+        net->relaying = !root; /* node 0 passes it on to every node */
+        oshrun_fail(job, (status & 0xff) ? status & 0xff : 1, -1, "%s", line);
+        net->relaying = 0;
+        return;
+    }
+    case OSHRUN_NET_GATHER:
+        if (!root || f->len < 8) break;
+        on_block(job, l->node, oshrun_get_u32(f->payload), oshrun_get_u32(f->payload + 4), f->payload + 8, f->len - 8);
+        return;
+    case OSHRUN_NET_RESULT:
+        if (root || f->len < 4 || !job->net_pending) break;
+        if (f->len - 4 != (size_t)job->gather_len * (size_t)job->size) {
+            broken(job, l, "an allgather result of the wrong size");
+            return;
+        }
+        oshrun_answer(job, f->payload + 4, f->len - 4);
+        return;
+    case OSHRUN_NET_DONE:
+        if (!root || net->done[l->node]) break;
+        net->done[l->node] = 1;
+        net->ndone++;
+        check_stuck(job);
+        return;
+    case OSHRUN_NET_END:
+        if (root) break;
+        net->ended = 1;
+        return;
+    }
+    broken(job, l, "an unexpected message");
+}
+
+static void serve_link(struct oshrun_job *job, struct oshrun_link *l)
+{
+    for (;;) {
+        struct oshrun_frame f;
+        int got = 0, r = oshrun_link_fill(l);
+        while (l->fd >= 0 && (got = oshrun_link_next(l, &f)) == 1) on_frame(job, l, &f);
+        if (l->fd < 0) return;
+        if (got < 0 || r < 0) {
+            lost(job, l);
+            return;
+        }
+        if (r == 0) return;
+    }
+}
+
+int oshrun_net_pollfds(struct oshrun_job *job, struct pollfd *pfd)
+{
+    for (int n = 0; n < job->net->nlinks; n++) pfd[n] = (struct pollfd){.fd = job->net->links[n].fd, .events = POLLIN};
+    return job->net->nlinks;
+}
+
+void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd)
+{
+    for (int n = 0; n < job->net->nlinks; n++)
+        if (pfd[n].revents && job->net->links[n].fd >= 0) serve_link(job, &job->net->links[n]);
+}
+
+int oshrun_net_finished(struct oshrun_job *job)
+{
+    struct oshrun_net *net = job->net;
+    if (job->failed) return 1;
+    if (!is_root(job)) {
+        if (!net->sent_done) {
+            net->sent_done = 1;
+            send_to(job, &net->links[0], OSHRUN_NET_DONE, NULL, 0, NULL, 0);
+        }
+        return net->ended || job->failed;
+    }
+    if (!net->done[0]) {
+        net->done[0] = 1;
+        net->ndone++;
+        check_stuck(job);
+    }
+    if (job->failed) return 1;
+    if (net->ndone < net->nnodes) return 0;
+    net->ended = 1;
+    for (int n = 1; n < net->nnodes; n++) send_to(job, &net->links[n], OSHRUN_NET_END, NULL, 0, NULL, 0);
+    return 1;
+}
+
+int oshrun_net_open(struct oshrun_job *job)
+{
+    const struct oshrun_options *opt = job->opt;
+    struct oshrun_net *net = calloc(1, sizeof *net);
+    double limit = opt->timeout_s ? (double)opt->timeout_s : 60.0;
+    int st;
+    if (!net) return 1;
+    st = oshrun_rendezvous(opt, net, oshrun_now() + limit);
+    if (st == 0 && net->node_rank == 0) {
+        net->done = calloc((size_t)net->nnodes, sizeof *net->done);
+        net->blocks = calloc((size_t)net->nnodes, sizeof *net->blocks);
+        if (!net->done || !net->blocks) st = 1;
+    }
+    if (st != 0) {
+        oshrun_net_free(net);
+        free(net);
+        return st;
+    }
+    job->rank_base = 0;
+    job->size = 0;
+    for (int n = 0; n < net->nnodes; n++) {
+        if (n < net->node_rank) job->rank_base += net->counts[n];
+        job->size += net->counts[n];
+    }
+    job->net = net;
+    return 0;
+}
+
+/* Says goodbye so the peers read everything we sent before they see the end. */
+void oshrun_net_close(struct oshrun_job *job)
+{
+    struct oshrun_net *net = job->net;
+    double until = oshrun_now() + LINGER_S;
+    if (!net) return;
+    for (int n = 0; n < net->nlinks; n++) {
+        struct oshrun_link *l = &net->links[n];
+        if (l->fd < 0) continue;
+        if (l->ssl && !l->eof && !l->tls_failed) SSL_shutdown(l->ssl);
+        l->eof = 1;
+        shutdown(l->fd, SHUT_WR);
+        for (;;) {
+            char buf[4096];
+            double left = until - oshrun_now();
+            struct pollfd p = {.fd = l->fd, .events = POLLIN};
+            if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) <= 0) break;
+            if (recv(l->fd, buf, sizeof buf, 0) <= 0) break;
+        }
+    }
+    oshrun_net_free(net);
+    free(net);
+    job->net = NULL;
+}
