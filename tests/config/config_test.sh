@@ -38,7 +38,7 @@ diagnose)
     python3 -m json.tool "$work/out.json" >/dev/null || fail "not valid JSON"
     check_json <<'PY'
 assert set(d) == {"build", "configuration", "host", "problems"}, sorted(d)
-assert d["build"]["transports"] == ["shm"]
+assert d["build"]["transports"] == ["auto", "shm", "ofi"]
 assert re.match(r"\d+\.\d+", d["build"]["openshmem"])
 rows = {c["name"]: c for c in d["configuration"]}
 assert sorted(rows) == sorted(names), (sorted(rows), sorted(names))
@@ -46,12 +46,15 @@ for c in d["configuration"]:
     assert c["source"] == "default" and c["value"] is not None and c["help"], c
 assert rows["SHMEM_SYMMETRIC_SIZE"]["value"] > 0
 for key in ("cores", "memory", "shared_memory", "memfd", "huge_pages", "locked_memory_limit",
-            "ptrace_scope", "libfabric", "openssl", "launcher"):
+            "ptrace_scope", "libfabric", "openssl", "pmix", "launcher"):
     assert key in d["host"], key
 assert d["host"]["cores"]["online"] >= 1
 assert d["host"]["memory"]["total_bytes"] > 0
 assert d["host"]["memfd"]["status"] == "ok", d["host"]["memfd"]
-assert d["host"]["libfabric"]["available"] is False
+assert d["host"]["libfabric"]["available"] is True and re.match(r"\d+\.\d+", d["host"]["libfabric"]["version"])
+assert "tcp;ofi_rxm" in d["host"]["libfabric"]["providers"], d["host"]["libfabric"]
+assert d["host"]["openssl"]["available"] is True and "OpenSSL" in d["host"]["openssl"]["version"]
+assert "pmi (MPICH mpiexec)" in d["host"]["launcher"]["bootstraps_built"]
 assert d["host"]["launcher"]["detected"] == []
 assert d["problems"] == [], d["problems"]
 PY

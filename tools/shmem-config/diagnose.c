@@ -29,7 +29,7 @@
 #endif
 
 /* Transports compiled into this build; SHMEM_TRANSPORT must name one. */
-static const char *const built_transports[] = {"shm"};
+static const char *const built_transports[] = {"auto", "shm", "ofi"};
 
 void sc_problem(struct sc_problems *p, const char *severity, const char *next_step, const char *fmt, ...)
 {
@@ -125,8 +125,8 @@ static size_t report_configuration(struct sc_json *j, struct sc_problems *p, con
         if (!strcmp(var->name, "SHMEM_SYMMETRIC_SIZE") && shoal_parse_size(in_force, &heap_bytes) == SHOAL_OK)
             *heap_text = in_force;
         if (!strcmp(var->name, "SHMEM_TRANSPORT") && env && !transport_built(env))
-            sc_problem(p, "error", "unset SHMEM_TRANSPORT or set it to 'shm'",
-                       "SHMEM_TRANSPORT='%s' is not built into this Shoal (built in: shm): shmem_init would stop",
+            sc_problem(p, "error", "unset SHMEM_TRANSPORT or set it to auto, shm or ofi",
+                       "SHMEM_TRANSPORT='%s' is not a transport of this Shoal (auto, shm, ofi): shmem_init would stop",
                        env);
     }
     sc_json_close(j, '[');

@@ -1,6 +1,6 @@
 /* host.c: the "host" section of --diagnose. Each probe reports what it
  * found; only what would make a Shoal job fail or run badly with this
- * build (the shm transport, the oshrun bootstrap) becomes a problem.
+ * build becomes a problem.
  * Probes are read-only except the memfd one, which creates, maps and
  * releases a heap-sized memfd exactly as shmem_init would. */
 #include "shmem_config.h"
@@ -217,7 +217,7 @@ static void report_memlock(struct sc_json *j)
     } else {
         sc_json_str(j, "error", strerror(errno));
     }
-    sc_json_str(j, "note", "matters only to fabric transports, which this build does not have");
+    sc_json_str(j, "note", "matters only to fabric providers that register memory with the NIC (verbs, efa)");
     sc_json_close(j, '{');
 }
 
@@ -232,15 +232,8 @@ static void report_ptrace(struct sc_json *j)
         sc_json_bool(j, "present", 0);
         sc_json_null(j, "value");
     }
-    sc_json_str(j, "note", "this build does not use cross-memory attach, so the scope does not affect it");
-    sc_json_close(j, '{');
-}
-
-static void report_not_built(struct sc_json *j, const char *key, const char *reason)
-{
-    sc_json_open(j, key, '{');
-    sc_json_bool(j, "available", 0);
-    sc_json_str(j, "reason", reason);
+    sc_json_str(j, "note", "does not affect Shoal: under mpiexec/mpirun PEs of one user open each other's heaps "
+                           "through /proc/PID/fd, which the scope does not restrict");
     sc_json_close(j, '{');
 }
 
@@ -278,15 +271,20 @@ static void report_launcher(struct sc_json *j, struct sc_problems *p)
     sc_json_close(j, '{');
     sc_json_open(j, "bootstraps_built", '[');
     sc_json_str(j, NULL, "oshrun");
+    sc_json_str(j, NULL, "pmi (MPICH mpiexec)");
+#ifdef SHOAL_HAVE_PMIX
+    sc_json_str(j, NULL, "pmix (Open MPI mpirun, srun --mpi=pmix)");
+#endif
     sc_json_str(j, NULL, "single (no launcher: a 1-PE job)");
     sc_json_close(j, '[');
     sc_json_close(j, '{');
-    for (size_t i = 1; i < n && !oshrun; i++)
+    /* A launcher without a bootstrap Shoal speaks (srun --mpi=none, say). */
+    const int reachable = oshrun || getenv("PMI_FD") || getenv("PMIX_RANK");
+    for (size_t i = 1; i < n && !reachable; i++)
         if (launcher_present(&launchers[i]))
-            sc_problem(p, "warning", "start Shoal programs with `oshrun -n N program`",
-                       "this process runs under %s, but Shoal bootstraps only through oshrun so far: a program "
-                       "started directly by %s would run as separate 1-PE jobs",
-                       launchers[i].name, launchers[i].name);
+            sc_problem(p, "warning", "use oshrun, mpiexec (MPICH), mpirun (Open MPI) or srun --mpi=pmix",
+                       "this process runs under %s but has neither PMI_FD nor PMIX_RANK: a program started this "
+                       "way would run as separate 1-PE jobs", launchers[i].name);
 }
 
 void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes, const char *heap_text)
@@ -300,8 +298,7 @@ void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes,
     report_huge_pages(j);
     report_memlock(j);
     report_ptrace(j);
-    report_not_built(j, "libfabric", "Shoal was built without the ofi transport");
-    report_not_built(j, "openssl", "Shoal was built without the TLS bootstrap between hosts");
+    sc_fabric_report(j, p);
     report_launcher(j, p);
     sc_json_close(j, '{');
 }
