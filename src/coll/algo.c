@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/hosts.h"
+#include "coll/peer.h"
 #include "core/runtime.h"
 #include "sync/group.h"
 
@@ -23,11 +25,11 @@ static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast",
 
 /* Names of each kind's algorithms, NULL where the kind has none. */
 static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
-    [SHOAL_COLL_BARRIER] = {"dissemination", "linear"},
-    [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot"},
+    [SHOAL_COLL_BARRIER] = {"dissemination", "linear", [SHOAL_ALGO_HIER] = "hier"},
+    [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot", "tree"},
     [SHOAL_COLL_COLLECT] = {"direct", "linear"},
     [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
-    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot"},
+    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd"},
     [SHOAL_COLL_SCAN] = {"direct", NULL},
 };
 
@@ -70,10 +72,12 @@ static int parse_token(const char *tok, size_t len)
         if (nlen == 4 && !strncmp(colon + 1, "auto", 4)) { forced[k] = -1; return 0; }
         int a = algo_of(k, colon + 1, nlen);
         if (a < 0) {
-            snprintf(setup_error, sizeof setup_error, "%s has no algorithm named '%.*s' (it has %s%s%s%s%s)",
-                     kind_names[k], (int)nlen, colon + 1, algo_names[k][0], algo_names[k][1] ? ", " : "",
-                     algo_names[k][1] ? algo_names[k][1] : "", algo_names[k][2] ? ", " : "",
-                     algo_names[k][2] ? algo_names[k][2] : "");
+            char has[128] = "";
+            for (int i = 0, at = 0; i < SHOAL_ALGOS; i++)
+                if (algo_names[k][i] && at < (int)sizeof has)
+                    at += snprintf(has + at, sizeof has - (size_t)at, "%s%s", at ? ", " : "", algo_names[k][i]);
+            snprintf(setup_error, sizeof setup_error, "%s has no algorithm named '%.*s' (it has %s)", kind_names[k],
+                     (int)nlen, colon + 1, has);
             return -1;
         }
         forced[k] = a;
@@ -116,8 +120,13 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
         (kind == SHOAL_COLL_REDUCE || kind == SHOAL_COLL_BROADCAST) && shoal_coll_oneshot_fits(g, bytes);
     if (forced[kind] >= 0) {
         /* A forced one-shot falls back to direct where it cannot run (active
-         * sets, vectors past SHOAL_ONESHOT_BYTES, large teams). */
+         * sets, vectors past SHOAL_ONESHOT_BYTES, large teams); so does a
+         * forced tree broadcast on an active set (tree.c says why); a
+         * forced rd past its size or on an active set falls back to tree. */
         if (forced[kind] == SHOAL_ALGO_ONESHOT && !oneshot_fits) return SHOAL_ALGO_DIRECT;
+        if (forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
+            return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+        if (forced[kind] == SHOAL_ALGO_TREE && !shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
     }
     /* Small reductions and broadcasts on a team: one exchange of lines and
@@ -127,7 +136,49 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
     /* Otherwise, on one host, the direct algorithms win at every size
      * measured (2-8 PEs, 8 B to 1 MiB): the work is spread over all members
      * and nothing is staged through a root; the dissemination barrier beats
-     * the central counter even at 2 PEs. Size and member count will choose
-     * more once members are reached only through RMA. */
-    return SHOAL_ALGO_DIRECT;
+     * the central counter even at 2 PEs. */
+    if (shoal_coll_all_direct(g)) return SHOAL_ALGO_DIRECT;
+    /* Some member is reached only through RMA (another host, or
+     * SHMEM_TRANSPORT=ofi). Every member sees that alike: a group spans
+     * hosts for all of its members, and the setting is the job's. There
+     * every remote access is a fabric round trip, so what counts is how
+     * many a member waits for in a row:
+     * - barrier: when hosts hold several members, the hierarchical barrier
+     *   crosses the fabric in ceil(log2 hosts) rounds instead of
+     *   ceil(log2 members), the rest is shared memory; else dissemination.
+     * - broadcast: the binomial tree is log2(n) put+flag steps, pipelined
+     *   in 256 KiB chunks, against two barriers plus every member pulling
+     *   the whole vector from the root (n-1 transfers out of one PE).
+     *   Measured over SHMEM_TRANSPORT=ofi at 4 PEs: 8 B to 64 KiB about
+     *   3x faster, 1 MiB about even (64 KiB chunks lost there: each chunk
+     *   pays a fence).
+     * - reduce: the tree is log2(n) steps up and log2(n) down with no
+     *   barrier; direct needs two barriers and a get from every member per
+     *   8 KiB chunk of every slice plus a put to every member, i.e. n^2
+     *   small round trips per chunk row (same setting: 3x to 20x).
+     *   Up to SHOAL_RD_BYTES (256 B) on a team whose members each have a
+     *   host of their own, recursive doubling halves that again: log2(n)
+     *   rounds of one put and one flag, all members busy at once. Where
+     *   hosts hold several members it would send every member across the
+     *   fabric in the later rounds, while the host-ordered tree crosses
+     *   only between hosts' first members; measured on 2 simulated hosts
+     *   of 2 PEs, the tree took 258 us for 8 B and rd 453 us. Past 256 B
+     *   rd's per-round lines would cost too much of the internal area per
+     *   team, and the tree pipelines.
+     * Active sets (pSync) get the tree for reduce only; their broadcast
+     *   keeps the barriers (tree.c says why). An active set of every PE
+     *   is the world team (api/coll_api.c), so it gets both.
+     * Collect, alltoall and scan keep the direct pulls, which move each
+     *   byte once over the fabric. */
+    switch (kind) {
+    case SHOAL_COLL_BARRIER:
+        return shoal_coll_hier_useful(g) ? SHOAL_ALGO_HIER : SHOAL_ALGO_DIRECT;
+    case SHOAL_COLL_REDUCE:
+        if (shoal_coll_rd_fits(g, bytes) && shoal_coll_group_hosts(g) == g->size) return SHOAL_ALGO_RD;
+        return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+    case SHOAL_COLL_BROADCAST:
+        return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+    default:
+        return SHOAL_ALGO_DIRECT;
+    }
 }

@@ -3,7 +3,8 @@
  * direct: every member pulls the root's source into its own dest, all in
  *   parallel (on one host a plain memcpy out of the root's mapping).
  * linear: the root pushes its source into each member's dest in turn (the
- *   root-based form; over RMA the base of a tree).
+ *   root-based form).
+ * oneshot (oneshot.c) and tree (tree.c) keep their own invariants.
  * The team form also fills the root's own dest; the deprecated active-set
  * form leaves it alone (update_root 0), as the standard says.
  *
@@ -18,6 +19,7 @@ shoal_status_t shoal_coll_broadcast(struct shoal_group *g, struct shoal_coll_buf
 {
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_BROADCAST, g, bytes);
     if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_broadcast_oneshot(g, dest, src, bytes, root, update_root);
+    if (algo == SHOAL_ALGO_TREE) return shoal_coll_broadcast_tree(g, dest, src, bytes, root, update_root);
     const int me = g->rank;
     shoal_status_t st = SHOAL_OK;
     src = shoal_coll_publish(g, src);

@@ -60,12 +60,22 @@ enum shoal_coll_kind {
     SHOAL_COLL_BARRIER, SHOAL_COLL_BROADCAST, SHOAL_COLL_COLLECT, SHOAL_COLL_ALLTOALL, SHOAL_COLL_REDUCE,
     SHOAL_COLL_SCAN, SHOAL_COLL_KINDS
 };
-enum shoal_coll_algo { SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGOS };
+enum shoal_coll_algo {
+    SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGO_TREE, SHOAL_ALGO_HIER, SHOAL_ALGO_RD,
+    SHOAL_ALGOS
+};
 
 /* Whether a reduction or broadcast of bytes can run one-shot on g: a team
  * (not an active set) of at most SHOAL_ONESHOT_MEMBERS direct members and a
  * vector of at most SHOAL_ONESHOT_BYTES. */
 int shoal_coll_oneshot_fits(const struct shoal_group *g, size_t bytes);
+
+/* Whether the tree algorithm (tree.c) of kind (broadcast or reduce) can
+ * run on g: teams always, active sets only for reduce. */
+int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind);
+/* Whether g spans hosts and some host holds several of its members: where
+ * the hierarchical barrier (hier.c) saves fabric rounds. */
+int shoal_coll_hier_useful(const struct shoal_group *g);
 
 /* Parses SHMEM_COLL_ALGORITHM once; on a bad value writes one line to err
  * and returns SHOAL_ERR_INVAL (every later call returns the same). */
@@ -81,6 +91,8 @@ void shoal_coll_barrier(struct shoal_group *g);
 /* The barrier of SHMEM_TEAM_WORLD (shmem_sync_all, barrier_all, the heap
  * calls), with the chosen algorithm. */
 void shoal_coll_sync_all(void);
+/* The hierarchical barrier (hier.c); no fence of its own. */
+void shoal_coll_barrier_hier(struct shoal_group *g);
 
 /* Data movement (broadcast.c, collect.c, alltoall.c). Sizes are in bytes;
  * root is a group rank. With update_root 0 the root's dest is left alone
@@ -109,6 +121,17 @@ shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_
                                             struct shoal_coll_buf src, size_t bytes, int root, int update_root);
 shoal_status_t shoal_coll_reduce_oneshot(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          size_t nelems, size_t es, shoal_coll_combine_fn combine);
+/* The binomial-tree broadcast and reduction (tree.c), when
+ * shoal_coll_tree_fits. */
+shoal_status_t shoal_coll_broadcast_tree(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                         size_t bytes, int root, int update_root);
+shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                      size_t nelems, size_t es, shoal_coll_combine_fn combine);
+/* The recursive-doubling reduction of small vectors (rd.c): teams of at
+ * most 2^16 members, vectors of at most SHOAL_RD_BYTES. */
+int shoal_coll_rd_fits(const struct shoal_group *g, size_t bytes);
+shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                    size_t nelems, size_t es, shoal_coll_combine_fn combine);
 shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                  size_t nelems, int dtype, int op);
 /* Rank r's dest gets the sum over ranks 0..r (inclusive) or 0..r-1

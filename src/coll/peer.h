@@ -18,6 +18,22 @@
  * back at zero when a call returns. */
 enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COUNT = 2, SHOAL_COLL_AUX_SRC = 3 };
 _Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must fit a user pSync");
+/* The hierarchical barrier (hier.c): HOST_ARRIVE (on a host's leader)
+ * counts its host's arrivals, HOST_RELEASE (on each member) is its release,
+ * LEAD_ROUND + r is round r of the leaders' dissemination. They fit a pSync,
+ * so active sets use it too. */
+enum { SHOAL_COLL_AUX_HOST_ARRIVE = 4, SHOAL_COLL_AUX_HOST_RELEASE = 5, SHOAL_COLL_AUX_LEAD_ROUND = 8 };
+#define SHOAL_COLL_LEAD_ROUNDS 24
+_Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP_SET_AUX,
+               "the hierarchical barrier's words must fit a user pSync");
+/* The tree algorithms (tree.c): UP + k on a member is written only by the
+ * member 2^k positions after it, DOWN + k only by the one 2^k positions
+ * before it. A team has room for all of them; in a pSync, UP uses the round
+ * words and DOWN shares the leaders' round words (no call runs both), so an
+ * active set may hold 2^24 members. */
+enum { SHOAL_COLL_AUX_UP = 32, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
+#define SHOAL_COLL_TREE_LEVELS 32
+#define SHOAL_COLL_SET_TREE_LEVELS SHOAL_COLL_LEAD_ROUNDS
 
 /* Publishes this member's source before the entry sync; readers see it
  * after the sync, and nobody reads it after the exit sync, when

@@ -12,6 +12,8 @@
  *   (shared with the dissemination barrier, so the two mix freely on one
  *   team: epochs only grow); in counting mode (pSync) it adds one and the
  *   member takes it back, so pSync ends as it started.
+ * hier: members of a host meet at its leader, leaders run a dissemination
+ *   between hosts (hier.c).
  *
  * Every barrier opens with a full fence: stores of this PE, non-temporal
  * ones from a large memcpy included, are visible before any member leaves. */
@@ -56,6 +58,8 @@ static void barrier_algo(struct shoal_group *g, enum shoal_coll_algo algo)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (algo == SHOAL_ALGO_LINEAR)
         linear_barrier(g);
+    else if (algo == SHOAL_ALGO_HIER)
+        shoal_coll_barrier_hier(g);
     else
         shoal_group_sync(g);
 }

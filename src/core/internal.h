@@ -14,13 +14,31 @@
 #define SHOAL_TEAM_SLOTS_MAX 256
 /* Rounds of a dissemination over up to 2^32 members. */
 #define SHOAL_SYNC_ROUNDS 32
-#define SHOAL_SYNC_AUX 64
+/* Auxiliary words: the collectives' flags (coll/peer.h lays them out). */
+#define SHOAL_SYNC_AUX 128
+
+/* Recursive-doubling reductions of small vectors across hosts
+ * (coll/rd.c): a member's partner of each round puts its partial result
+ * into the round's line here, then raises the tag; two sets of lines
+ * alternate between calls. 16 rounds (65536 members), plus the lines of
+ * the steps that fold in and out the members past a power of two. */
+#define SHOAL_RD_BYTES 256
+#define SHOAL_RD_ROUNDS 16
+#define SHOAL_RD_LINES (SHOAL_RD_ROUNDS + 2)
+struct shoal_rd_line {
+    _Alignas(64) uint64_t tag; /* epoch of the call whose data the line holds */
+    _Alignas(64) unsigned char data[SHOAL_RD_BYTES];
+};
 
 /* One team's synchronisation words: one cache line per barrier round (each
- * line has a single remote writer), then auxiliary words for collectives. */
+ * line has a single remote writer), then auxiliary words for collectives,
+ * the recursive-doubling lines and this member's count of such calls (only
+ * ever read by itself). All of it is cleared when a team takes the slot. */
 struct shoal_team_sync {
     uint64_t round[SHOAL_SYNC_ROUNDS][8];
     uint64_t aux[SHOAL_SYNC_AUX];
+    struct shoal_rd_line rd[2][SHOAL_RD_LINES];
+    uint64_t rd_calls;
 };
 
 /* One-shot collectives of small vectors (coll/reduce_small.c): every member

@@ -22,31 +22,49 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
 
 /* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
  * every PE derives the same numbering. */
+/* The kernel's boot id: equal for every process sharing this machine's
+ * cores, whatever its network or UTS namespace. */
+static void read_machine_id(char id[40])
+{
+    memset(id, 0, 40);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(id, 40, f)) id[0] = 0;
+    fclose(f);
+}
+
+/* Keys are node key (SHOAL_NODE_KEY_MAX bytes) then machine id (40). */
+#define HOST_RECORD (SHOAL_NODE_KEY_MAX + 40)
+
 static shoal_status_t find_hosts(struct shoal_runtime *rt)
 {
     const int n = rt->n_pes;
-    char *keys = malloc((size_t)n * SHOAL_NODE_KEY_MAX);
-    if (!keys) return SHOAL_ERR_NOMEM;
-    char mine[SHOAL_NODE_KEY_MAX] = {0};
-    memcpy(mine, rt->boot->node_key, sizeof mine - 1);
-    shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, keys);
+    char *all = malloc((size_t)n * HOST_RECORD);
+    if (!all) return SHOAL_ERR_NOMEM;
+    char mine[HOST_RECORD] = {0};
+    memcpy(mine, rt->boot->node_key, SHOAL_NODE_KEY_MAX - 1);
+    read_machine_id(mine + SHOAL_NODE_KEY_MAX);
+    shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, all);
+    const char *keys = all;
     if (st == SHOAL_OK) {
         rt->n_nodes = 0;
         for (int pe = 0; pe < n; pe++) {
             int same = -1; /* the lowest PE with this key */
             for (int q = 0; q < pe; q++)
-                if (!memcmp(keys + (size_t)q * SHOAL_NODE_KEY_MAX, keys + (size_t)pe * SHOAL_NODE_KEY_MAX,
-                            SHOAL_NODE_KEY_MAX)) {
+                if (!memcmp(keys + (size_t)q * HOST_RECORD, keys + (size_t)pe * HOST_RECORD, SHOAL_NODE_KEY_MAX)) {
                     same = q;
                     break;
                 }
             rt->peers[pe].node = same < 0 ? rt->n_nodes++ : rt->peers[same].node;
         }
         rt->my_node = rt->peers[rt->my_pe].node;
-        rt->node_pes = 0;
-        for (int pe = 0; pe < n; pe++) rt->node_pes += rt->peers[pe].node == rt->my_node;
+        rt->node_pes = rt->machine_pes = 0;
+        for (int pe = 0; pe < n; pe++) {
+            rt->node_pes += rt->peers[pe].node == rt->my_node;
+            rt->machine_pes += !memcmp(all + (size_t)pe * HOST_RECORD + SHOAL_NODE_KEY_MAX, mine + SHOAL_NODE_KEY_MAX, 40);
+        }
     }
-    free(keys);
+    free(all);
     return st;
 }
 

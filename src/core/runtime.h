@@ -36,6 +36,9 @@ struct shoal_runtime {
     struct shoal_peer *peers;               /* n_pes entries */
     int my_node, n_nodes;                   /* hosts, numbered by their lowest PE */
     int node_pes;                           /* PEs on this host */
+    /* PEs sharing this machine's cores: hosts made of namespaces on one
+     * machine count together, so waits know when to stop spinning. */
+    int machine_pes;
     /* The table for peers that are not direct: ofi when a job spans hosts
      * (or SHMEM_TRANSPORT=ofi), else shm. */
     const struct shoal_transport_ops *transport;

@@ -20,7 +20,7 @@
 
 void shoal_barrier_init(void)
 {
-    shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.node_pes);
+    shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.machine_pes);
     shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
 }
 

@@ -1,0 +1,80 @@
+/* hier.c: the hierarchical barrier, for groups whose members share hosts.
+ *
+ * The members of a host meet at its leader (its first member in host
+ * order, hosts.h) as in the linear barrier: each adds one to the leader's
+ * HOST_ARRIVE word and waits on its own HOST_RELEASE word; the leader waits
+ * until HOST_ARRIVE holds the host's other members, takes them back off,
+ * runs a dissemination barrier with the other hosts' leaders (LEAD_ROUND
+ * words, one round per doubling of the distance between hosts), then
+ * releases its host. On-host traffic stays in shared memory and only
+ * ceil(log2 hosts) rounds cross the fabric, instead of ceil(log2 members).
+ *
+ * Why it is a barrier: a leader leaves the leaders' dissemination only
+ * after every leader entered it, and a leader enters only after all of its
+ * host arrived; members leave only when their leader releases them.
+ * Words: HOST_ARRIVE is the linear barrier's counter (the leader takes the
+ * arrivals back before releasing anyone, and nobody arrives again before
+ * being released, so it only holds one barrier's arrivals); every other
+ * word has one writer, fixed for the group (the leader of the host, or the
+ * leader 2^r hosts before). In epoch mode writers store the barrier's
+ * epoch, which only grows; in counting mode (pSync) they add one and the
+ * owner takes it back, as in sync/barrier.c. */
+#include "coll/coll.h"
+#include "coll/hosts.h"
+#include "coll/peer.h"
+#include "core/runtime.h"
+#include "sync/backoff.h"
+
+/* Waits until this member's aux word i signals, and consumes it in
+ * counting mode. */
+static void await_word(const struct shoal_group *g, size_t i, uint64_t epoch)
+{
+    const uint64_t *w = shoal_group_aux(g, i);
+    struct shoal_backoff b = {0};
+    if (g->epoch) {
+        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+        return;
+    }
+    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
+    shoal_group_aux_add(g, g->rank, i, (uint64_t)-1);
+}
+
+static void signal_word(const struct shoal_group *g, int rank, size_t i, uint64_t epoch)
+{
+    if (g->epoch)
+        shoal_group_aux_store(g, rank, i, epoch);
+    else
+        shoal_group_aux_add(g, rank, i, 1);
+}
+
+int shoal_coll_hier_useful(const struct shoal_group *g)
+{
+    const int hosts = shoal_coll_group_hosts(g);
+    return hosts > 1 && hosts < g->size;
+}
+
+void shoal_coll_barrier_hier(struct shoal_group *g)
+{
+    const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    if (g->size == 1) return;
+    struct shoal_coll_hosts h;
+    if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a barrier");
+    if (h.hosts > 1 << SHOAL_COLL_LEAD_ROUNDS) shoal_runtime_abort(1, "a barrier over more than 2^24 hosts");
+    const int first = h.start[h.host], members = h.start[h.host + 1] - first, leader = h.order[first];
+    if (g->rank != leader) {
+        shoal_group_aux_add(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1);
+        await_word(g, SHOAL_COLL_AUX_HOST_RELEASE, epoch);
+        shoal_coll_hosts_fini(&h);
+        return;
+    }
+    const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
+    struct shoal_backoff b = {0};
+    while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1)) shoal_backoff_wait(&b);
+    if (members > 1) shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
+    for (int r = 0, dist = 1; dist < h.hosts; r++, dist <<= 1) {
+        signal_word(g, h.order[h.start[(h.host + dist) % h.hosts]], SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch);
+        await_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch);
+    }
+    for (int p = first + 1; p < first + members; p++) signal_word(g, h.order[p], SHOAL_COLL_AUX_HOST_RELEASE, epoch);
+    shoal_coll_hosts_fini(&h);
+}
