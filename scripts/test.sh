@@ -74,6 +74,11 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
     stage "address + undefined sanitizers: all tests"
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         run_suite build-asan -DSHOAL_SANITIZE=address,undefined
+    # The fabric transport under the same sanitizers: its own test and the
+    # RMA, atomic, signal and collective suites over libfabric.
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --output-on-failure -j"$jobs" --timeout 300 -L ofi \
+        -R '^(ofi\.transport|api\.(put_get|amo|signal|coll_reduce|ctx)\.ofi)\.np')
 
     # Threaded tests: api.threads, api.ctx (threads with private contexts)
     # and the tests labelled "threads". Static data cannot be made

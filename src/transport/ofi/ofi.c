@@ -1,0 +1,304 @@
+/* ofi.c: bring-up and tear-down of the libfabric transport: provider choice,
+ * fabric/domain/address vector, registration of the symmetric segments, and
+ * the exchange of endpoint addresses, keys and segment addresses through the
+ * bootstrap. The fabric reaches every PE, this one included; the peers'
+ * direct flags and bases belong to shm and are left alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/ofi/ofi.h"
+#include "util/log.h"
+
+struct shoal_ofi shoal_ofi;
+int shoal_ofi_force_mr_local;
+
+/* Registration modes this transport knows how to honour. */
+#define OFI_MR_HANDLED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
+/* Endpoint names up to this size travel in the fixed-size exchange record. */
+#define OFI_ADDR_MAX 128
+
+shoal_status_t shoal_ofi_fail(const char *call, int ret)
+{
+    shoal_error("ofi", "%s failed: %s (%d)", call, fi_strerror(ret < 0 ? -ret : ret), ret);
+    return SHOAL_ERR_SYS;
+}
+
+/* Lower is better; -1 is skipped unless FI_PROVIDER named it. Hardware
+ * first, then TCP; emulations and the on-host provider are left out. */
+static int provider_rank(const char *name)
+{
+    static const char *const hardware[] = {"verbs;ofi_rxm", "efa", "cxi", "psm3", "psm2", "opx", "ucx", NULL};
+    static const char *const skipped[] = {"sockets", "udp;ofi_rxd", "shm", "udp", NULL};
+    for (int i = 0; hardware[i]; i++)
+        if (!strcmp(name, hardware[i])) return 0;
+    if (!strcmp(name, "tcp;ofi_rxm") || !strcmp(name, "tcp")) return 1;
+    for (int i = 0; skipped[i]; i++)
+        if (!strcmp(name, skipped[i])) return -1;
+    return 2;
+}
+
+/* rxm's shared receive context pre-allocates 4096 16 KiB buffers per
+ * endpoint (64 MiB, ~100 ms to open). Shoal sends no messages, only RMA and
+ * atomics, so per-connection buffers are plenty; a user's setting wins.
+ * libfabric reads this when first initialised, i.e. at fi_getinfo below. */
+static void tune_provider_defaults(void)
+{
+    if (setenv("FI_OFI_RXM_USE_SRX", "0", 0) != 0) shoal_debug("ofi", "cannot set FI_OFI_RXM_USE_SRX");
+}
+
+static shoal_status_t choose_provider(void)
+{
+    tune_provider_defaults();
+    shoal_status_t loaded = shoal_ofi_load();
+    if (loaded != SHOAL_OK) return loaded;
+    struct fi_info *hints = fi_allocinfo(), *list = NULL;
+    if (!hints) return SHOAL_ERR_NOMEM;
+    hints->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->mode = 0;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    hints->domain_attr->mr_mode = OFI_MR_HANDLED;
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    int ret = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list);
+    fi_freeinfo(hints);
+    const char *forced = getenv("FI_PROVIDER");
+    if (ret != 0 || !list) {
+        shoal_error("ofi", "no libfabric provider offers reliable endpoints with RMA and atomics%s%s%s (fi_getinfo: %s)",
+                    forced ? " (FI_PROVIDER=" : "", forced ? forced : "", forced ? ")" : "",
+                    fi_strerror(ret < 0 ? -ret : FI_ENODATA));
+        if (list) fi_freeinfo(list);
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    /* libfabric already filtered by FI_PROVIDER; otherwise rank the answers. */
+    struct fi_info *best = NULL;
+    int best_rank = 1 << 30;
+    for (struct fi_info *i = list; i; i = i->next) {
+        int r = forced ? 0 : provider_rank(i->fabric_attr->prov_name);
+        if (r >= 0 && r < best_rank) best = i, best_rank = r;
+    }
+    if (!best) {
+        shoal_error("ofi", "libfabric offers only providers Shoal does not use by default (first: %s); "
+                    "set FI_PROVIDER to use one anyway", list->fabric_attr->prov_name);
+        fi_freeinfo(list);
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    shoal_ofi.info = fi_dupinfo(best);
+    fi_freeinfo(list);
+    if (!shoal_ofi.info) return SHOAL_ERR_NOMEM;
+    return SHOAL_OK;
+}
+
+/* Checks what the chosen provider demands and records how to honour it. */
+static shoal_status_t check_provider(void)
+{
+    struct fi_info *info = shoal_ofi.info;
+    uint64_t mode = (uint64_t)info->domain_attr->mr_mode;
+    if (mode & ~(uint64_t)OFI_MR_HANDLED) {
+        shoal_error("ofi", "provider %s needs memory registration modes 0x%llx, which Shoal does not handle",
+                    info->fabric_attr->prov_name, (unsigned long long)(mode & ~(uint64_t)OFI_MR_HANDLED));
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    if (info->domain_attr->mr_key_size > sizeof(uint64_t)) {
+        shoal_error("ofi", "provider %s uses %zu-byte memory keys; Shoal handles up to 8",
+                    info->fabric_attr->prov_name, info->domain_attr->mr_key_size);
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    shoal_ofi.inject_size = info->tx_attr->inject_size;
+    shoal_ofi.max_msg = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
+    /* Every op on both element sizes, fetching and not, must be native. */
+    static const enum fi_op ops[] = {FI_ATOMIC_WRITE, FI_SUM, FI_BAND, FI_BOR, FI_BXOR};
+    static const enum fi_datatype types[] = {FI_UINT32, FI_UINT64};
+    struct fid_ep *ep = shoal_ofi.dflt.ep;
+    for (int t = 0; t < 2; t++) {
+        size_t count;
+        int ret = fi_fetch_atomicvalid(ep, types[t], FI_ATOMIC_READ, &count);
+        if (ret == 0) ret = fi_compare_atomicvalid(ep, types[t], FI_CSWAP, &count);
+        for (int o = 0; ret == 0 && o < 5; o++) {
+            ret = fi_atomicvalid(ep, types[t], ops[o], &count);
+            if (ret == 0) ret = fi_fetch_atomicvalid(ep, types[t], ops[o], &count);
+        }
+        if (ret != 0) {
+            shoal_error("ofi", "provider %s lacks a %d-bit atomic Shoal needs: %s", info->fabric_attr->prov_name,
+                        t ? 64 : 32, fi_strerror(-ret));
+            return SHOAL_ERR_UNSUPPORTED;
+        }
+    }
+    shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, progress %s",
+                info->fabric_attr->prov_name, info->domain_attr->name, (unsigned long long)mode,
+                shoal_ofi.inject_size, shoal_ofi.max_msg,
+                info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+    return SHOAL_OK;
+}
+
+/* What each PE tells the others. */
+struct ofi_record {
+    uint64_t addrlen;
+    uint64_t key[SHOAL_SEG_COUNT];
+    uint64_t base[SHOAL_SEG_COUNT];
+    unsigned char addr[OFI_ADDR_MAX];
+};
+
+static shoal_status_t register_segments(struct shoal_transport_setup *setup)
+{
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        const shoal_segment_t *seg = setup->local[s];
+        shoal_ofi.local_base[s] = seg ? seg->base : NULL;
+        shoal_ofi.local_size[s] = seg ? seg->size : 0;
+        if (!shoal_ofi.local_size[s]) continue; /* absent static data */
+        shoal_status_t st = shoal_ofi_mr_reg(seg->base, seg->size,
+                                             FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                                             shoal_ofi.dflt.ep, &shoal_ofi.mr[s]);
+        if (st != SHOAL_OK) return st;
+        shoal_ofi.desc[s] = fi_mr_desc(shoal_ofi.mr[s]);
+    }
+    return SHOAL_OK;
+}
+
+static shoal_status_t exchange(struct shoal_transport_setup *setup)
+{
+    const int n = setup->n_pes;
+    struct ofi_record mine, *all = calloc((size_t)n, sizeof *all);
+    unsigned char *names = calloc((size_t)n, OFI_ADDR_MAX);
+    shoal_status_t st = SHOAL_ERR_NOMEM;
+    shoal_ofi.addr = calloc((size_t)n, sizeof *shoal_ofi.addr);
+    shoal_ofi.rkey = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *shoal_ofi.rkey);
+    shoal_ofi.raddr = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *shoal_ofi.raddr);
+    if (!all || !names || !shoal_ofi.addr || !shoal_ofi.rkey || !shoal_ofi.raddr) goto out;
+    memset(&mine, 0, sizeof mine);
+    size_t len = sizeof mine.addr;
+    int ret = fi_getname(&shoal_ofi.dflt.ep->fid, mine.addr, &len);
+    if (ret != 0) {
+        st = shoal_ofi_fail("fi_getname", ret);
+        goto out;
+    }
+    mine.addrlen = len;
+    const int virt = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        if (!shoal_ofi.mr[s]) continue;
+        mine.key[s] = fi_mr_key(shoal_ofi.mr[s]);
+        mine.base[s] = virt ? (uint64_t)(uintptr_t)shoal_ofi.local_base[s] : 0;
+    }
+    st = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
+    if (st != SHOAL_OK) goto out;
+    for (int pe = 0; pe < n; pe++) {
+        if (all[pe].addrlen != mine.addrlen) {
+            shoal_error("ofi", "PE %d has a %llu-byte fabric address, this PE %llu: all PEs must use one provider",
+                        pe, (unsigned long long)all[pe].addrlen, (unsigned long long)mine.addrlen);
+            st = SHOAL_ERR_INVAL;
+            goto out;
+        }
+        memcpy(names + (size_t)pe * mine.addrlen, all[pe].addr, mine.addrlen);
+        for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+            shoal_ofi.rkey[pe * SHOAL_SEG_COUNT + s] = all[pe].key[s];
+            shoal_ofi.raddr[pe * SHOAL_SEG_COUNT + s] = all[pe].base[s];
+        }
+    }
+    ret = fi_av_insert(shoal_ofi.av, names, (size_t)n, shoal_ofi.addr, 0, NULL);
+    if (ret != n) {
+        st = shoal_ofi_fail("fi_av_insert", ret < 0 ? ret : -FI_EADDRNOTAVAIL);
+        goto out;
+    }
+    st = SHOAL_OK;
+out:
+    free(names);
+    free(all);
+    return st;
+}
+
+static void ofi_fini(struct shoal_transport_setup *setup);
+
+static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
+{
+    shoal_status_t st;
+    int ret;
+    memset(&shoal_ofi, 0, sizeof shoal_ofi);
+    shoal_ofi.my_pe = setup->my_pe;
+    shoal_ofi.n_pes = setup->n_pes;
+    atomic_init(&shoal_ofi.next_key, 1);
+    pthread_mutex_init(&shoal_ofi.ctx_lock, NULL);
+    st = choose_provider();
+    if (st != SHOAL_OK) goto fail;
+    ret = fi_fabric(shoal_ofi.info->fabric_attr, &shoal_ofi.fabric, NULL);
+    if (ret) goto fail_call_fabric;
+    ret = fi_domain(shoal_ofi.fabric, shoal_ofi.info, &shoal_ofi.domain, NULL);
+    if (ret) {
+        st = shoal_ofi_fail("fi_domain", ret);
+        goto fail;
+    }
+    struct fi_av_attr av_attr = {
+        .type = shoal_ofi.info->domain_attr->av_type != FI_AV_UNSPEC ? shoal_ofi.info->domain_attr->av_type
+                                                                     : FI_AV_TABLE,
+        .count = (size_t)setup->n_pes};
+    ret = fi_av_open(shoal_ofi.domain, &av_attr, &shoal_ofi.av, NULL);
+    if (ret) {
+        st = shoal_ofi_fail("fi_av_open", ret);
+        goto fail;
+    }
+    /* Registrations bound to an endpoint need it first, and the provider's
+     * demands are read before anything is registered. */
+    shoal_ofi.mr_endpoint = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
+    shoal_ofi.mr_local = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) || shoal_ofi_force_mr_local;
+    st = shoal_ofi_ctx_open(&shoal_ofi.dflt, 1);
+    if (st != SHOAL_OK) goto fail;
+    atomic_store(&shoal_ofi.dflt.ready, 1);
+    st = check_provider();
+    if (st != SHOAL_OK) goto fail;
+    st = register_segments(setup);
+    if (st != SHOAL_OK) goto fail;
+    st = exchange(setup);
+    if (st != SHOAL_OK) goto fail;
+    st = shoal_ofi_thread_start();
+    if (st != SHOAL_OK) goto fail;
+    shoal_debug("ofi", "libfabric transport up on %s: %d PEs reachable", shoal_ofi.info->fabric_attr->prov_name,
+                setup->n_pes);
+    return SHOAL_OK;
+fail_call_fabric:
+    st = shoal_ofi_fail("fi_fabric", ret);
+fail:
+    ofi_fini(setup);
+    return st;
+}
+
+static void close_fid(struct fid *fid, const char *what)
+{
+    if (!fid) return;
+    int ret = fi_close(fid);
+    if (ret) shoal_ofi_fail(what, ret);
+}
+
+/* Called after a bootstrap barrier: no peer sends to us any more, so the
+ * progress thread can stop and everything closes in reverse order. */
+static void ofi_fini(struct shoal_transport_setup *setup)
+{
+    (void)setup;
+    shoal_ofi_thread_stop();
+    if (shoal_ofi.dflt.ep) shoal_ofi_wait_all(&shoal_ofi.dflt, "finalize");
+    shoal_ofi_pool_close();
+    /* Registrations bound to the endpoint go before it. */
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) close_fid(shoal_ofi.mr[s] ? &shoal_ofi.mr[s]->fid : NULL, "fi_close(mr)");
+    shoal_ofi_ctx_close(&shoal_ofi.dflt);
+    close_fid(shoal_ofi.av ? &shoal_ofi.av->fid : NULL, "fi_close(av)");
+    close_fid(shoal_ofi.domain ? &shoal_ofi.domain->fid : NULL, "fi_close(domain)");
+    close_fid(shoal_ofi.fabric ? &shoal_ofi.fabric->fid : NULL, "fi_close(fabric)");
+    if (shoal_ofi.info) fi_freeinfo(shoal_ofi.info);
+    free(shoal_ofi.addr);
+    free(shoal_ofi.rkey);
+    free(shoal_ofi.raddr);
+    pthread_mutex_destroy(&shoal_ofi.ctx_lock);
+    memset(&shoal_ofi, 0, sizeof shoal_ofi);
+}
+
+const struct shoal_transport_ops shoal_transport_ofi = {
+    .name = "ofi",
+    .init = ofi_init,
+    .ctx_create = shoal_ofi_ctx_create,
+    .ctx_destroy = shoal_ofi_ctx_destroy,
+    .put = shoal_ofi_put,
+    .get = shoal_ofi_get,
+    .get_nbi = shoal_ofi_get_nbi,
+    .amo = shoal_ofi_amo,
+    .fence = shoal_ofi_fence,
+    .quiet = shoal_ofi_quiet,
+    .progress = shoal_ofi_progress,
+    .fini = ofi_fini,
+};

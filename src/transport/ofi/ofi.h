@@ -1,0 +1,157 @@
+/* ofi.h: state shared by the files of the libfabric transport.
+ *
+ * One fabric, domain, address vector and set of memory registrations per PE.
+ * Every transport context owns one endpoint with its own completion queue
+ * and counter, so a quiet waits only for that context's operations; peers
+ * address the default context's endpoint, which is the one a progress
+ * thread (and the runtime's waits) drive for incoming operations.
+ *
+ * Completion model: every posted operation counts on its context's counter
+ * (issued vs completed + failed), which is what fence and quiet wait for.
+ * An operation the caller waits for by itself (get, fetching amo, large put)
+ * also asks for a completion queue entry whose context is a shoal_ofi_op on
+ * the caller's stack; whichever thread reads the entry marks the op done. */
+#ifndef SHOAL_TRANSPORT_OFI_OFI_H
+#define SHOAL_TRANSPORT_OFI_OFI_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "transport/transport.h"
+
+/* A registered scratch area per context for providers that need local
+ * buffers registered (FI_MR_LOCAL). */
+#define SHOAL_OFI_BOUNCE_SIZE ((size_t)64 * 1024)
+
+struct shoal_tctx {
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    struct fid_cntr *cntr;
+    atomic_uint_fast64_t issued; /* operations posted, all counted by cntr */
+    atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
+    pthread_mutex_t bounce_lock;
+    char *bounce;
+    struct fid_mr *bounce_mr;
+    void *bounce_desc;
+    atomic_int ready;         /* endpoint open (contexts open at first use) */
+    struct shoal_tctx *next;  /* in the pool of idle open contexts */
+    struct shoal_tctx *live_prev, *live_next; /* open contexts the program holds */
+};
+
+/* One blocking operation (possibly several chunks) awaited by its caller. */
+struct shoal_ofi_op {
+    atomic_int pending; /* chunks posted and not yet completed */
+    atomic_int err;     /* first failing chunk's fi_errno, 0 if none */
+};
+
+struct shoal_ofi {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_mr *mr[SHOAL_SEG_COUNT];
+    void *desc[SHOAL_SEG_COUNT];
+    char *local_base[SHOAL_SEG_COUNT];
+    size_t local_size[SHOAL_SEG_COUNT];
+    struct shoal_tctx dflt;
+    int my_pe, n_pes;
+    fi_addr_t *addr;   /* n_pes entries */
+    uint64_t *rkey;    /* [pe * SHOAL_SEG_COUNT + seg] */
+    uint64_t *raddr;   /* remote address of offset 0 of each peer segment */
+    size_t inject_size;
+    size_t max_msg;
+    int mr_local;      /* local buffers must be registered */
+    int mr_endpoint;   /* registrations are bound to one endpoint */
+    int cq_wait;       /* the default CQ has a wait object (blocking sread) */
+    atomic_uint_fast64_t next_key; /* requested keys when the provider does not choose */
+    /* Contexts opened lazily and pooled when destroyed: a program that makes
+     * and drops many contexts pays for few endpoints. */
+    pthread_mutex_t ctx_lock;
+    struct shoal_tctx *pool;
+    int pooled;
+    struct shoal_tctx *live; /* closed at fini if the program did not destroy them */
+    pthread_t thread;
+    int thread_started;
+    atomic_int stop;
+};
+
+extern struct shoal_ofi shoal_ofi;
+/* Tests set this before init to exercise the FI_MR_LOCAL path on providers
+ * that do not need it. */
+extern int shoal_ofi_force_mr_local;
+
+/* ofi_ctx.c */
+shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default);
+void shoal_ofi_ctx_close(struct shoal_tctx *ctx);
+/* The context to use for ctx (NULL: the default), its endpoint opened on
+ * first use; NULL if that failed (logged). */
+struct shoal_tctx *shoal_ofi_ctx_ready(shoal_tctx_t *ctx);
+/* Closes the pooled contexts and the endpoints of contexts still held. */
+void shoal_ofi_pool_close(void);
+shoal_status_t shoal_ofi_ctx_create(shoal_tctx_t **out);
+void shoal_ofi_ctx_destroy(shoal_tctx_t *ctx);
+/* Registers [buf, buf+len) for the given access; binds it to ep if needed. */
+shoal_status_t shoal_ofi_mr_reg(void *buf, size_t len, uint64_t access, struct fid_ep *ep, struct fid_mr **out);
+
+/* ofi_progress.c */
+/* One read of ctx's completion queue: reaps entries, drives progress. */
+void shoal_ofi_drain(struct shoal_tctx *ctx);
+/* Waits (progressing ctx, with backoff) until op has no pending chunk.
+ * Returns the op's status; what names the operation in the error line. */
+shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op, const char *what, int pe);
+/* Waits until every operation posted on ctx so far has completed. */
+shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what);
+/* One step of a polling wait: spin, then yield, then sleep briefly, so more
+ * PEs than cores still progress. *n counts the steps taken. */
+void shoal_ofi_backoff(unsigned *n);
+void shoal_ofi_progress(void);
+shoal_status_t shoal_ofi_thread_start(void);
+void shoal_ofi_thread_stop(void);
+
+/* ofi_ops.c */
+shoal_status_t shoal_ofi_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
+                             size_t len);
+shoal_status_t shoal_ofi_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                             size_t len);
+shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                 size_t len);
+shoal_status_t shoal_ofi_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+void shoal_ofi_fence(shoal_tctx_t *ctx);
+void shoal_ofi_quiet(shoal_tctx_t *ctx);
+
+/* Logs one line for a failed fi_* call and returns the status to report. */
+shoal_status_t shoal_ofi_fail(const char *call, int ret);
+
+/* libfabric's few real functions, resolved when the fabric is first needed
+ * (ofi_load.c); the macros below route this transport's calls to them. */
+struct shoal_ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+};
+extern struct shoal_ofi_lib shoal_ofi_lib;
+/* Loads libfabric once; SHOAL_OK when every function resolved. */
+shoal_status_t shoal_ofi_load(void);
+
+#define fi_getinfo shoal_ofi_lib.getinfo
+#define fi_freeinfo shoal_ofi_lib.freeinfo
+#define fi_dupinfo shoal_ofi_lib.dupinfo
+#define fi_fabric shoal_ofi_lib.fabric
+#define fi_strerror shoal_ofi_lib.strerror
+#define fi_allocinfo() shoal_ofi_lib.dupinfo(NULL)
+
+#endif

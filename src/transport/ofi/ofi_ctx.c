@@ -1,0 +1,204 @@
+/* ofi_ctx.c: transport contexts. Each owns an endpoint, a completion queue
+ * (entries only for operations a caller waits for by itself) and a counter
+ * (every operation), so its quiet waits for its own operations only. All
+ * endpoints share the domain, address vector and segment registrations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/ofi/ofi.h"
+#include "util/log.h"
+
+shoal_status_t shoal_ofi_mr_reg(void *buf, size_t len, uint64_t access, struct fid_ep *ep, struct fid_mr **out)
+{
+    /* The provider picks keys under FI_MR_PROV_KEY and ignores ours. */
+    uint64_t key = atomic_fetch_add(&shoal_ofi.next_key, 1);
+    int ret = fi_mr_reg(shoal_ofi.domain, buf, len, access, 0, key, 0, out, NULL);
+    if (ret) return shoal_ofi_fail("fi_mr_reg", ret);
+    if (shoal_ofi.mr_endpoint) {
+        ret = fi_mr_bind(*out, &ep->fid, 0);
+        if (ret == 0) ret = fi_mr_enable(*out);
+        if (ret) {
+            fi_close(&(*out)->fid);
+            *out = NULL;
+            return shoal_ofi_fail("fi_mr_bind/fi_mr_enable", ret);
+        }
+    }
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
+{
+    struct fi_info *info = shoal_ofi.info;
+    int ret;
+    const char *call;
+    memset(ctx, 0, sizeof *ctx);
+    atomic_init(&ctx->issued, 0);
+    pthread_mutex_init(&ctx->bounce_lock, NULL);
+    /* The default context's queue has a wait object so the progress thread
+     * can sleep in fi_cq_sread until the network has something for it. */
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+    if (is_default) {
+        cq_attr.wait_obj = FI_WAIT_UNSPEC;
+        ret = fi_cq_open(shoal_ofi.domain, &cq_attr, &ctx->cq, NULL);
+        shoal_ofi.cq_wait = ret == 0;
+        if (ret) cq_attr.wait_obj = FI_WAIT_NONE;
+    }
+    if (!ctx->cq) {
+        ret = fi_cq_open(shoal_ofi.domain, &cq_attr, &ctx->cq, NULL);
+        if (ret) {
+            call = "fi_cq_open";
+            goto fail;
+        }
+    }
+    struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    ret = fi_cntr_open(shoal_ofi.domain, &cntr_attr, &ctx->cntr, NULL);
+    call = "fi_cntr_open";
+    if (ret) goto fail;
+    ret = fi_endpoint(shoal_ofi.domain, info, &ctx->ep, NULL);
+    call = "fi_endpoint";
+    if (ret) goto fail;
+    ret = fi_ep_bind(ctx->ep, &shoal_ofi.av->fid, 0);
+    call = "fi_ep_bind(av)";
+    if (ret) goto fail;
+    ret = fi_ep_bind(ctx->ep, &ctx->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+    call = "fi_ep_bind(cq)";
+    if (ret) goto fail;
+    ret = fi_ep_bind(ctx->ep, &ctx->cntr->fid, FI_WRITE | FI_READ);
+    call = "fi_ep_bind(cntr)";
+    if (ret) goto fail;
+    ret = fi_enable(ctx->ep);
+    call = "fi_enable";
+    if (ret) goto fail;
+    if (shoal_ofi.mr_local) {
+        ctx->bounce = aligned_alloc(4096, SHOAL_OFI_BOUNCE_SIZE);
+        if (!ctx->bounce) {
+            shoal_ofi_ctx_close(ctx);
+            return SHOAL_ERR_NOMEM;
+        }
+        shoal_status_t st = shoal_ofi_mr_reg(ctx->bounce, SHOAL_OFI_BOUNCE_SIZE, FI_READ | FI_WRITE, ctx->ep,
+                                             &ctx->bounce_mr);
+        if (st != SHOAL_OK) {
+            shoal_ofi_ctx_close(ctx);
+            return st;
+        }
+        ctx->bounce_desc = fi_mr_desc(ctx->bounce_mr);
+    }
+    return SHOAL_OK;
+fail:;
+    shoal_status_t st = shoal_ofi_fail(call, ret);
+    shoal_ofi_ctx_close(ctx);
+    return st;
+}
+
+static void close_one(struct fid *fid, const char *what)
+{
+    int ret = fid ? fi_close(fid) : 0;
+    if (ret) shoal_ofi_fail(what, ret);
+}
+
+void shoal_ofi_ctx_close(struct shoal_tctx *ctx)
+{
+    close_one(ctx->bounce_mr ? &ctx->bounce_mr->fid : NULL, "fi_close(bounce mr)");
+    close_one(ctx->ep ? &ctx->ep->fid : NULL, "fi_close(ep)");
+    close_one(ctx->cq ? &ctx->cq->fid : NULL, "fi_close(cq)");
+    close_one(ctx->cntr ? &ctx->cntr->fid : NULL, "fi_close(cntr)");
+    free(ctx->bounce);
+    pthread_mutex_destroy(&ctx->bounce_lock);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+#define OFI_POOL_MAX 64
+
+/* The live list: under ctx_lock. */
+static void live_add(struct shoal_tctx *ctx)
+{
+    ctx->live_prev = NULL;
+    ctx->live_next = shoal_ofi.live;
+    if (shoal_ofi.live) shoal_ofi.live->live_prev = ctx;
+    shoal_ofi.live = ctx;
+}
+
+static void live_remove(struct shoal_tctx *ctx)
+{
+    if (ctx->live_prev) ctx->live_prev->live_next = ctx->live_next;
+    else shoal_ofi.live = ctx->live_next;
+    if (ctx->live_next) ctx->live_next->live_prev = ctx->live_prev;
+    ctx->live_prev = ctx->live_next = NULL;
+}
+
+shoal_status_t shoal_ofi_ctx_create(shoal_tctx_t **out)
+{
+    pthread_mutex_lock(&shoal_ofi.ctx_lock);
+    struct shoal_tctx *ctx = shoal_ofi.pool;
+    if (ctx) {
+        shoal_ofi.pool = ctx->next;
+        shoal_ofi.pooled--;
+        ctx->next = NULL;
+        live_add(ctx);
+    }
+    pthread_mutex_unlock(&shoal_ofi.ctx_lock);
+    if (!ctx) ctx = calloc(1, sizeof *ctx); /* opened at first use */
+    if (!ctx) return SHOAL_ERR_NOMEM;
+    *out = ctx;
+    return SHOAL_OK;
+}
+
+struct shoal_tctx *shoal_ofi_ctx_ready(shoal_tctx_t *ctx)
+{
+    if (!ctx) return &shoal_ofi.dflt;
+    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) return ctx;
+    pthread_mutex_lock(&shoal_ofi.ctx_lock);
+    shoal_status_t st = SHOAL_OK;
+    if (!atomic_load_explicit(&ctx->ready, memory_order_relaxed)) {
+        st = shoal_ofi_ctx_open(ctx, 0);
+        if (st == SHOAL_OK) {
+            live_add(ctx);
+            atomic_store_explicit(&ctx->ready, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&shoal_ofi.ctx_lock);
+    return st == SHOAL_OK ? ctx : NULL;
+}
+
+/* shmem_ctx_destroy quiets first; waiting again here is cheap and keeps an
+ * endpoint from being reused or closed under its own operations. */
+void shoal_ofi_ctx_destroy(shoal_tctx_t *ctx)
+{
+    if (!ctx) return;
+    if (!atomic_load(&ctx->ready)) {
+        free(ctx);
+        return;
+    }
+    shoal_ofi_wait_all(ctx, "ctx_destroy");
+    pthread_mutex_lock(&shoal_ofi.ctx_lock);
+    live_remove(ctx);
+    if (shoal_ofi.pooled < OFI_POOL_MAX) {
+        ctx->next = shoal_ofi.pool;
+        shoal_ofi.pool = ctx;
+        shoal_ofi.pooled++;
+        ctx = NULL;
+    }
+    pthread_mutex_unlock(&shoal_ofi.ctx_lock);
+    if (ctx) {
+        shoal_ofi_ctx_close(ctx);
+        free(ctx);
+    }
+}
+
+void shoal_ofi_pool_close(void)
+{
+    while (shoal_ofi.pool) {
+        struct shoal_tctx *ctx = shoal_ofi.pool;
+        shoal_ofi.pool = ctx->next;
+        shoal_ofi_ctx_close(ctx);
+        free(ctx);
+    }
+    shoal_ofi.pooled = 0;
+    /* The handles stay the program's; only their endpoints go. */
+    while (shoal_ofi.live) {
+        struct shoal_tctx *ctx = shoal_ofi.live;
+        shoal_ofi.live = ctx->live_next;
+        shoal_ofi_wait_all(ctx, "finalize");
+        shoal_ofi_ctx_close(ctx);
+    }
+}

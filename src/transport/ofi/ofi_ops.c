@@ -1,0 +1,291 @@
+/* ofi_ops.c: put, get, atomics, fence and quiet over libfabric RMA.
+ *
+ * Every write and atomic asks for delivery completion, so an operation the
+ * counter reports done is visible at the target: that is what quiet needs.
+ * Small puts and non-fetching atomics are injected (the source is copied at
+ * once); larger puts wait for their own completion so the source can be
+ * reused; gets and fetching atomics wait for theirs. Transfers beyond the
+ * provider's largest message are split. Where the provider needs local
+ * buffers registered (FI_MR_LOCAL), memory outside the registered segments
+ * goes through the context's registered bounce buffer, one chunk at a time. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "transport/ofi/ofi.h"
+#include "util/log.h"
+
+
+/* The registration covering [p, p+len) usable on ctx's endpoint, if any. */
+static int local_desc(struct shoal_tctx *ctx, const void *p, size_t len, void **desc)
+{
+    *desc = NULL;
+    if (!shoal_ofi.mr_local) return 1; /* any memory will do, without a descriptor */
+    if (shoal_ofi.mr_endpoint && ctx != &shoal_ofi.dflt) return 0;
+    const char *c = p;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
+        const char *b = shoal_ofi.local_base[s];
+        if (shoal_ofi.mr[s] && c >= b && (size_t)(c - b) <= shoal_ofi.local_size[s] &&
+            len <= shoal_ofi.local_size[s] - (size_t)(c - b)) {
+            *desc = shoal_ofi.desc[s];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+struct target {
+    fi_addr_t addr;
+    uint64_t raddr;
+    uint64_t key;
+};
+
+static struct target target_of(int pe, enum shoal_segment_id seg, size_t offset)
+{
+    const int i = pe * SHOAL_SEG_COUNT + (int)seg;
+    return (struct target){shoal_ofi.addr[pe], shoal_ofi.raddr[i] + offset, shoal_ofi.rkey[i]};
+}
+
+enum rma_kind { RMA_WRITE, RMA_READ };
+
+/* Posts one RMA, retrying while the provider's queue is full. The counter
+ * will count it, so issued grows first (a concurrent quiet may wait for it). */
+static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct target t, void *buf, size_t len,
+                        void *desc, uint64_t flags, struct shoal_ofi_op *op)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct fi_rma_iov rma = {.addr = t.raddr, .len = len, .key = t.key};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
+                             .rma_iov_count = 1, .context = op};
+    if (op) {
+        flags |= FI_COMPLETION;
+        atomic_fetch_add(&op->pending, 1);
+    }
+    atomic_fetch_add(&ctx->issued, 1);
+    ssize_t ret;
+    unsigned n = 0;
+    for (;;) {
+        ret = kind == RMA_WRITE ? fi_writemsg(ctx->ep, &msg, flags) : fi_readmsg(ctx->ep, &msg, flags);
+        if (ret != -FI_EAGAIN) break;
+        shoal_ofi_drain(ctx);
+        shoal_ofi_backoff(&n);
+    }
+    if (ret) {
+        atomic_fetch_sub(&ctx->issued, 1);
+        if (op) atomic_fetch_sub(&op->pending, 1);
+        shoal_ofi_fail(kind == RMA_WRITE ? "fi_writemsg" : "fi_readmsg", (int)ret);
+    }
+    return ret;
+}
+
+/* Moves len bytes through the bounce buffer, waiting for each chunk. */
+static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int pe, enum shoal_segment_id seg,
+                                 size_t offset, char *buf, size_t len)
+{
+    shoal_status_t st = SHOAL_OK;
+    pthread_mutex_lock(&ctx->bounce_lock);
+    for (size_t done = 0; done < len && st == SHOAL_OK;) {
+        size_t chunk = len - done < SHOAL_OFI_BOUNCE_SIZE ? len - done : SHOAL_OFI_BOUNCE_SIZE;
+        if (chunk > shoal_ofi.max_msg) chunk = shoal_ofi.max_msg;
+        if (kind == RMA_WRITE) memcpy(ctx->bounce, buf + done, chunk);
+        struct shoal_ofi_op op = {0, 0};
+        uint64_t flags = kind == RMA_WRITE ? FI_DELIVERY_COMPLETE : 0;
+        if (post_rma(ctx, kind, target_of(pe, seg, offset + done), ctx->bounce, chunk, ctx->bounce_desc, flags,
+                     &op))
+            st = SHOAL_ERR_SYS;
+        else
+            st = shoal_ofi_wait_op(ctx, &op, kind == RMA_WRITE ? "put" : "get", pe);
+        if (st == SHOAL_OK && kind == RMA_READ) memcpy(buf + done, ctx->bounce, chunk);
+        done += chunk;
+    }
+    pthread_mutex_unlock(&ctx->bounce_lock);
+    return st;
+}
+
+/* Posts [buf, buf+len) in chunks the provider accepts; with op, every chunk
+ * reports to it. */
+static shoal_status_t rma_chunks(struct shoal_tctx *ctx, enum rma_kind kind, int pe, enum shoal_segment_id seg,
+                                 size_t offset, char *buf, size_t len, void *desc, uint64_t flags,
+                                 struct shoal_ofi_op *op)
+{
+    for (size_t done = 0; done < len;) {
+        size_t chunk = len - done < shoal_ofi.max_msg ? len - done : shoal_ofi.max_msg;
+        if (post_rma(ctx, kind, target_of(pe, seg, offset + done), buf + done, chunk, desc, flags, op))
+            return SHOAL_ERR_SYS;
+        done += chunk;
+    }
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
+                             size_t len)
+{
+    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
+    void *desc;
+    if (len == 0) return SHOAL_OK;
+    if (!ctx) return SHOAL_ERR_SYS;
+    const int registered = local_desc(ctx, src, len, &desc);
+    /* Injected data is copied at once and needs no registration. */
+    if (len <= shoal_ofi.inject_size)
+        return post_rma(ctx, RMA_WRITE, target_of(pe, seg, offset), (void *)src, len, desc,
+                        FI_INJECT | FI_DELIVERY_COMPLETE, NULL)
+                   ? SHOAL_ERR_SYS
+                   : SHOAL_OK;
+    if (!registered) return rma_bounce(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len);
+    struct shoal_ofi_op op = {0, 0};
+    shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_DELIVERY_COMPLETE,
+                                   &op);
+    /* Chunks already posted still read src: wait for them even on failure. */
+    shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "put", pe);
+    return st != SHOAL_OK ? st : w;
+}
+
+shoal_status_t shoal_ofi_get(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                             size_t len)
+{
+    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
+    void *desc;
+    if (len == 0) return SHOAL_OK;
+    if (!ctx) return SHOAL_ERR_SYS;
+    if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
+    struct shoal_ofi_op op = {0, 0};
+    shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op);
+    shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "get", pe);
+    return st != SHOAL_OK ? st : w;
+}
+
+shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                 size_t len)
+{
+    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
+    void *desc;
+    if (len == 0) return SHOAL_OK;
+    if (!ctx) return SHOAL_ERR_SYS;
+    /* Unregistered memory on a provider that needs it: complete it now. */
+    if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
+    return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL);
+}
+
+static enum fi_op fabric_op(enum shoal_amo_op op)
+{
+    switch (op) {
+    case SHOAL_AMO_FETCH: return FI_ATOMIC_READ;
+    case SHOAL_AMO_SET:
+    case SHOAL_AMO_SWAP: return FI_ATOMIC_WRITE;
+    case SHOAL_AMO_CSWAP: return FI_CSWAP;
+    case SHOAL_AMO_ADD: return FI_SUM;
+    case SHOAL_AMO_AND: return FI_BAND;
+    case SHOAL_AMO_OR: return FI_BOR;
+    case SHOAL_AMO_XOR: return FI_BXOR;
+    }
+    return FI_ATOMIC_OP_LAST;
+}
+
+/* Operand, compare and result of one atomic, each as wide as the element. */
+struct amo_bufs {
+    uint64_t operand, compare, result;
+};
+
+static void put_value(void *p, size_t elem, uint64_t v)
+{
+    if (elem == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(p, &w, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
+
+static uint64_t get_value(const void *p, size_t elem)
+{
+    if (elem == 4) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        return w;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg, enum shoal_amo_op op,
+                        struct amo_bufs *b, void *desc, int fetching, uint64_t flags)
+{
+    struct fi_ioc res = {.addr = &b->result, .count = 1}, cmp = {.addr = &b->compare, .count = 1};
+    ssize_t ret;
+    unsigned n = 0;
+    atomic_fetch_add(&ctx->issued, 1);
+    for (;;) {
+        if (!fetching)
+            ret = fi_atomicmsg(ctx->ep, msg, flags);
+        else if (op == SHOAL_AMO_CSWAP)
+            ret = fi_compare_atomicmsg(ctx->ep, msg, &cmp, &desc, 1, &res, &desc, 1, flags);
+        else
+            ret = fi_fetch_atomicmsg(ctx->ep, msg, &res, &desc, 1, flags);
+        if (ret != -FI_EAGAIN) break;
+        shoal_ofi_drain(ctx);
+        shoal_ofi_backoff(&n);
+    }
+    if (ret) {
+        atomic_fetch_sub(&ctx->issued, 1);
+        shoal_ofi_fail(!fetching ? "fi_atomicmsg" : op == SHOAL_AMO_CSWAP ? "fi_compare_atomicmsg"
+                                                                           : "fi_fetch_atomicmsg",
+                       (int)ret);
+    }
+    return ret;
+}
+
+shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
+    if (!ctx) return SHOAL_ERR_SYS;
+    struct target t = target_of(pe, seg, offset);
+    /* SET returns nothing; FETCH and CSWAP always need their answer. */
+    const int fetching = op == SHOAL_AMO_FETCH || op == SHOAL_AMO_CSWAP || (fetched && op != SHOAL_AMO_SET);
+    const int inject = !fetching && elem <= shoal_ofi.inject_size;
+    const int bounce = shoal_ofi.mr_local && !inject;
+    struct amo_bufs local, *b = &local;
+    void *desc = NULL;
+    if (bounce) {
+        pthread_mutex_lock(&ctx->bounce_lock);
+        b = (struct amo_bufs *)ctx->bounce;
+        desc = ctx->bounce_desc;
+    }
+    put_value(&b->operand, elem, operand);
+    put_value(&b->compare, elem, cond);
+    struct fi_ioc ioc = {.addr = &b->operand, .count = 1};
+    struct fi_rma_ioc rma = {.addr = t.raddr, .count = 1, .key = t.key};
+    struct shoal_ofi_op wait = {0, 0};
+    struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
+                                .rma_iov_count = 1, .datatype = elem == 4 ? FI_UINT32 : FI_UINT64,
+                                .op = fabric_op(op), .context = inject ? NULL : &wait};
+    uint64_t flags = op == SHOAL_AMO_FETCH ? 0 : FI_DELIVERY_COMPLETE;
+    flags |= inject ? FI_INJECT : FI_COMPLETION;
+    if (!inject) atomic_store(&wait.pending, 1);
+    shoal_status_t st = SHOAL_OK;
+    if (post_amo(ctx, &msg, op, b, desc, fetching, flags))
+        st = SHOAL_ERR_SYS;
+    else if (!inject)
+        st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);
+    if (fetched) *fetched = st == SHOAL_OK && fetching ? get_value(&b->result, elem) : 0;
+    if (bounce) pthread_mutex_unlock(&ctx->bounce_lock);
+    return st;
+}
+
+/* Both start with a full CPU fence: this PE's direct loads and stores are
+ * ordered with the fabric operations too. Waiting for every outstanding
+ * operation orders the earlier ones before any later one. */
+void shoal_ofi_fence(shoal_tctx_t *tctx)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
+    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) (void)shoal_ofi_wait_all(ctx, "fence");
+}
+
+void shoal_ofi_quiet(shoal_tctx_t *tctx)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
+    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) (void)shoal_ofi_wait_all(ctx, "quiet");
+    atomic_thread_fence(memory_order_seq_cst);
+}

@@ -1,0 +1,185 @@
+/* ofi_progress.c: completions, waits and progress. Providers with manual
+ * progress (tcp;ofi_rxm) move data only while someone reads the endpoint's
+ * completion objects, also for operations that target this PE. Three
+ * drivers do that: callers waiting for their own operations, the runtime's
+ * polling waits (shoal_ofi_progress), and one thread per PE that sleeps in
+ * the kernel until the network has work, so a PE busy elsewhere still
+ * serves its peers. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport/ofi/ofi.h"
+#include "util/log.h"
+
+#define OFI_CQ_BATCH 16
+#define OFI_SPINS 64
+#define OFI_YIELDS 256
+#define OFI_SLEEP_NS 20000L
+#define OFI_WARN_NS 10000000000LL /* a wait this long is reported once */
+#define OFI_THREAD_POLL_NS 50000L /* progress thread without a wait object */
+#define OFI_THREAD_WAIT_MS 5
+
+void shoal_ofi_backoff(unsigned *n)
+{
+    if (*n < OFI_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (*n < OFI_YIELDS) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, OFI_SLEEP_NS};
+        nanosleep(&ts, NULL);
+    }
+    if (*n < OFI_YIELDS) (*n)++;
+}
+
+static void complete(void *context, int err)
+{
+    struct shoal_ofi_op *op = context;
+    if (!op) return; /* an operation nobody waits for: its counter tells */
+    if (err) {
+        int none = 0;
+        atomic_compare_exchange_strong(&op->err, &none, err);
+    }
+    /* The owner may return as soon as this reaches zero: touch op no more. */
+    atomic_fetch_sub_explicit(&op->pending, 1, memory_order_release);
+}
+
+static void handle(struct shoal_tctx *ctx, ssize_t n, struct fi_cq_entry *entries)
+{
+    for (ssize_t i = 0; i < n; i++) complete(entries[i].op_context, 0);
+    if (n != -FI_EAVAIL) return;
+    struct fi_cq_err_entry e;
+    memset(&e, 0, sizeof e);
+    if (fi_cq_readerr(ctx->cq, &e, 0) == 1) {
+        if (!e.op_context)
+            shoal_debug("ofi", "an operation failed: %s", fi_cq_strerror(ctx->cq, e.prov_errno, e.err_data, NULL, 0));
+        complete(e.op_context, e.err ? e.err : FI_EIO);
+    }
+}
+
+void shoal_ofi_drain(struct shoal_tctx *ctx)
+{
+    struct fi_cq_entry entries[OFI_CQ_BATCH];
+    ssize_t n = fi_cq_read(ctx->cq, entries, OFI_CQ_BATCH);
+    if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
+}
+
+void shoal_ofi_progress(void)
+{
+    if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Reports once that a wait is taking very long (a peer stuck or dead
+ * without the connection noticing); the wait itself goes on. */
+static void maybe_warn(long long *start, unsigned n, const char *what, int pe)
+{
+    if ((n & 1023) != 0 || *start < 0) return;
+    long long t = now_ns();
+    if (*start == 0) {
+        *start = t;
+    } else if (t - *start > OFI_WARN_NS) {
+        if (pe >= 0)
+            shoal_warn("ofi", "%s to PE %d has not completed after %lld s; is that PE alive?", what, pe,
+                       OFI_WARN_NS / 1000000000LL);
+        else
+            shoal_warn("ofi", "%s has not completed after %lld s; is every PE alive?", what,
+                       OFI_WARN_NS / 1000000000LL);
+        *start = -1;
+    }
+}
+
+shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op, const char *what, int pe)
+{
+    unsigned n = 0, polls = 0;
+    long long start = 0;
+    while (atomic_load_explicit(&op->pending, memory_order_acquire) > 0) {
+        shoal_ofi_drain(ctx);
+        if (atomic_load_explicit(&op->pending, memory_order_acquire) <= 0) break;
+        shoal_ofi_backoff(&n);
+        maybe_warn(&start, ++polls, what, pe);
+    }
+    int err = atomic_load(&op->err);
+    if (!err) return SHOAL_OK;
+    shoal_error("ofi", "%s to PE %d failed: %s", what, pe, fi_strerror(err));
+    return SHOAL_ERR_SYS;
+}
+
+/* Completions arrive in any order, so a count reached does not say which
+ * operations completed: the wait ends when everything posted on ctx so far
+ * (issued grows before each post) has completed. */
+shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
+{
+    unsigned n = 0, polls = 0;
+    long long start = 0;
+    for (;;) {
+        shoal_ofi_drain(ctx);
+        uint64_t done = fi_cntr_read(ctx->cntr), failed = fi_cntr_readerr(ctx->cntr);
+        if (done + failed >= atomic_load(&ctx->issued)) {
+            uint64_t before = atomic_exchange(&ctx->errors_reported, failed);
+            if (failed <= before) return SHOAL_OK;
+            shoal_error("ofi", "%s: %llu fabric operation(s) failed (a peer may have died)", what,
+                        (unsigned long long)(failed - before));
+            return SHOAL_ERR_SYS;
+        }
+        shoal_ofi_backoff(&n);
+        maybe_warn(&start, ++polls, what, -1);
+    }
+}
+
+/* Sleeps in fi_cq_sread when the queue has a wait object (woken by network
+ * activity, which it then progresses), else polls with a short sleep. */
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    struct shoal_tctx *ctx = &shoal_ofi.dflt;
+    struct fi_cq_entry entries[OFI_CQ_BATCH];
+    int blocking = shoal_ofi.cq_wait;
+    while (!atomic_load_explicit(&shoal_ofi.stop, memory_order_acquire)) {
+        if (blocking) {
+            ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
+            if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
+            /* A provider that cannot block here would make this loop spin. */
+            if (n < 0 && n != -FI_EAGAIN && n != -FI_EAVAIL && n != -FI_ETIMEDOUT && n != -FI_ECANCELED) {
+                shoal_debug("ofi", "fi_cq_sread: %s; the progress thread polls instead", fi_strerror((int)-n));
+                blocking = 0;
+            }
+        } else {
+            shoal_ofi_drain(ctx);
+            struct timespec ts = {0, OFI_THREAD_POLL_NS};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+shoal_status_t shoal_ofi_thread_start(void)
+{
+    atomic_store(&shoal_ofi.stop, 0);
+    int ret = pthread_create(&shoal_ofi.thread, NULL, progress_main, NULL);
+    if (ret) {
+        shoal_error("ofi", "cannot start the progress thread: %s", strerror(ret));
+        return SHOAL_ERR_SYS;
+    }
+    shoal_ofi.thread_started = 1;
+    return SHOAL_OK;
+}
+
+void shoal_ofi_thread_stop(void)
+{
+    if (!shoal_ofi.thread_started) return;
+    atomic_store_explicit(&shoal_ofi.stop, 1, memory_order_release);
+    if (shoal_ofi.cq_wait) (void)fi_cq_signal(shoal_ofi.dflt.cq);
+    pthread_join(shoal_ofi.thread, NULL);
+    shoal_ofi.thread_started = 0;
+}
