@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Strict decimal int in [min, max]; 0 on success. `by` names the
@@ -93,15 +94,20 @@ static uint64_t fold(uint64_t h, const char *s)
     return h;
 }
 
+void shoal_boot_machine_id(char id[SHOAL_MACHINE_ID_MAX])
+{
+    memset(id, 0, SHOAL_MACHINE_ID_MAX);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(id, SHOAL_MACHINE_ID_MAX, f)) id[0] = 0;
+    fclose(f);
+}
+
 void shoal_boot_default_node_key(char key[SHOAL_NODE_KEY_MAX])
 {
-    char host[256] = "", boot_id[64] = "", netns[64] = "";
+    char host[256] = "", boot_id[SHOAL_MACHINE_ID_MAX], netns[64] = "";
     gethostname(host, sizeof host - 1);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot_id, sizeof boot_id, f)) boot_id[0] = 0;
-        fclose(f);
-    }
+    shoal_boot_machine_id(boot_id);
     ssize_t n = readlink("/proc/self/ns/net", netns, sizeof netns - 1);
     netns[n > 0 ? n : 0] = 0;
     uint64_t h = fold(fold(UINT64_C(0xcbf29ce484222325), boot_id), netns);

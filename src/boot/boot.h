@@ -50,6 +50,11 @@ struct shoal_boot {
  * namespace, so PEs in different namespaces count as different hosts. */
 void shoal_boot_default_node_key(char key[SHOAL_NODE_KEY_MAX]);
 
+/* The kernel's boot id: equal for every process sharing this machine's
+ * cores, whatever its namespaces (empty if unreadable). */
+#define SHOAL_MACHINE_ID_MAX 40
+void shoal_boot_machine_id(char id[SHOAL_MACHINE_ID_MAX]);
+
 /* Chooses the bootstrap from the environment (SHOAL_BOOT_FD set by oshrun,
  * else single-PE) and connects. */
 shoal_status_t shoal_boot_open(shoal_boot_t **out);

@@ -22,19 +22,8 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
 
 /* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
  * every PE derives the same numbering. */
-/* The kernel's boot id: equal for every process sharing this machine's
- * cores, whatever its network or UTS namespace. */
-static void read_machine_id(char id[40])
-{
-    memset(id, 0, 40);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (!f) return;
-    if (!fgets(id, 40, f)) id[0] = 0;
-    fclose(f);
-}
-
-/* Keys are node key (SHOAL_NODE_KEY_MAX bytes) then machine id (40). */
-#define HOST_RECORD (SHOAL_NODE_KEY_MAX + 40)
+/* Each PE's record: its node key, then its machine id. */
+#define HOST_RECORD (SHOAL_NODE_KEY_MAX + SHOAL_MACHINE_ID_MAX)
 
 static shoal_status_t find_hosts(struct shoal_runtime *rt)
 {
@@ -43,7 +32,7 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
     if (!all) return SHOAL_ERR_NOMEM;
     char mine[HOST_RECORD] = {0};
     memcpy(mine, rt->boot->node_key, SHOAL_NODE_KEY_MAX - 1);
-    read_machine_id(mine + SHOAL_NODE_KEY_MAX);
+    shoal_boot_machine_id(mine + SHOAL_NODE_KEY_MAX);
     shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, all);
     const char *keys = all;
     if (st == SHOAL_OK) {
@@ -61,7 +50,8 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
         rt->node_pes = rt->machine_pes = 0;
         for (int pe = 0; pe < n; pe++) {
             rt->node_pes += rt->peers[pe].node == rt->my_node;
-            rt->machine_pes += !memcmp(all + (size_t)pe * HOST_RECORD + SHOAL_NODE_KEY_MAX, mine + SHOAL_NODE_KEY_MAX, 40);
+            rt->machine_pes += !memcmp(all + (size_t)pe * HOST_RECORD + SHOAL_NODE_KEY_MAX, mine + SHOAL_NODE_KEY_MAX,
+                                       SHOAL_MACHINE_ID_MAX);
         }
     }
     free(all);
