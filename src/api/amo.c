@@ -1,32 +1,8 @@
 /* amo.c: the byte-based atomic entry point (amo_api.h). */
 #include "api/amo_api.h"
 
-#include <string.h>
 
 #include "api/check.h"
-
-/* Element bytes <-> the low bits of a uint64_t, independent of endianness. */
-static uint64_t load_value(const void *p, size_t elem)
-{
-    if (elem == 4) {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static void store_value(void *p, uint64_t v, size_t elem)
-{
-    if (elem == 4) {
-        uint32_t v32 = (uint32_t)v;
-        memcpy(p, &v32, 4);
-    } else {
-        memcpy(p, &v, 8);
-    }
-}
 
 void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetched, const void *operand,
                    const void *cond, size_t elem, int pe, const char *call)
@@ -39,8 +15,8 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
     if (SHOAL_UNLIKELY((uintptr_t)dest % elem))
         shoal_api_fail(call, "dest address %p is not aligned to its %zu-byte type", dest, elem);
-    uint64_t value = operand ? load_value(operand, elem) : 0, expected = cond ? load_value(cond, elem) : 0, old;
+    uint64_t value = operand ? shoal_elem_load(operand, elem) : 0, expected = cond ? shoal_elem_load(cond, elem) : 0, old;
     shoal_status_t st = shoal_route_amo(ctx->tctx, seg, off, pe, elem, op, value, expected, fetched ? &old : NULL);
     if (SHOAL_UNLIKELY(st != SHOAL_OK)) shoal_api_fail(call, "atomic on PE %d failed: %s", pe, shoal_status_str(st));
-    if (fetched) store_value(fetched, old, elem);
+    if (fetched) shoal_elem_store(fetched, old, elem);
 }

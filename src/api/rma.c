@@ -31,8 +31,9 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     if (st != SHOAL_OK) transfer_error(call, pe, st);
 }
 
-void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
-                   const char *call)
+/* A get; nbi lets the fabric fill dest by the next quiet on ctx. */
+static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                     const char *call, int nbi)
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
@@ -44,8 +45,15 @@ void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
         memcpy(dest, remote, bytes);
         return;
     }
-    shoal_status_t st = shoal_rt.transport->get(ctx->tctx, pe, seg, off, dest, bytes);
+    shoal_status_t st = nbi ? shoal_rt.transport->get_nbi(ctx->tctx, pe, seg, off, dest, bytes)
+                            : shoal_rt.transport->get(ctx->tctx, pe, seg, off, dest, bytes);
     if (st != SHOAL_OK) transfer_error(call, pe, st);
+}
+
+void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
+                   const char *call)
+{
+    get_into(ctx, dest, source, nelems, elem, pe, call, 0);
 }
 
 void shoal_api_put_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
@@ -57,19 +65,7 @@ void shoal_api_put_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t n
 void shoal_api_get_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                        const char *call)
 {
-    shoal_check_init(call);
-    pe = shoal_check_ctx_pe(call, ctx, pe);
-    size_t bytes = shoal_check_bytes(call, nelems, elem), off;
-    int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
-    shoal_check_local(call, "dest", dest, bytes);
-    const char *remote = shoal_route_direct(seg, off, pe);
-    if (SHOAL_LIKELY(remote != NULL)) {
-        memcpy(dest, remote, bytes);
-        return;
-    }
-    /* The fabric fills dest by the next quiet on this context. */
-    shoal_status_t st = shoal_rt.transport->get_nbi(ctx->tctx, pe, seg, off, dest, bytes);
-    if (st != SHOAL_OK) transfer_error(call, pe, st);
+    get_into(ctx, dest, source, nelems, elem, pe, call, 1);
 }
 
 /* Untorn single-element store/load: a peer polling the word never sees a

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum shoal_amo_op {
     SHOAL_AMO_FETCH, /* fetched = *dest */
@@ -19,6 +20,30 @@ enum shoal_amo_op {
     SHOAL_AMO_OR,
     SHOAL_AMO_XOR
 };
+
+/* An element's bytes (4 or 8) <-> the low bits of a uint64_t, independent
+ * of endianness. */
+static inline uint64_t shoal_elem_load(const void *p, size_t elem)
+{
+    if (elem == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline void shoal_elem_store(void *p, uint64_t v, size_t elem)
+{
+    if (elem == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(p, &w, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
 
 #define SHOAL_CPU_AMO_BODY(T, p, op, operand, cond)                                          \
     do {                                                                                     \

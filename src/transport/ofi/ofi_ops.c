@@ -139,22 +139,9 @@ shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     return st != SHOAL_OK ? st : w;
 }
 
-shoal_status_t shoal_ofi_get(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
-                             size_t len)
-{
-    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
-    void *desc;
-    if (len == 0) return SHOAL_OK;
-    if (!ctx) return SHOAL_ERR_SYS;
-    if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
-    struct shoal_ofi_op op = {0, 0};
-    shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op);
-    shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "get", pe);
-    return st != SHOAL_OK ? st : w;
-}
-
-shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
-                                 size_t len)
+/* A read into dst; blocking waits for it, otherwise the next quiet does. */
+static shoal_status_t read_into(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                size_t len, int blocking)
 {
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
     void *desc;
@@ -162,7 +149,23 @@ shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *tctx, int pe, enum shoal_segment_
     if (!ctx) return SHOAL_ERR_SYS;
     /* Unregistered memory on a provider that needs it: complete it now. */
     if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
-    return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL);
+    if (!blocking) return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL);
+    struct shoal_ofi_op op = {0, 0};
+    shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op);
+    shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "get", pe);
+    return st != SHOAL_OK ? st : w;
+}
+
+shoal_status_t shoal_ofi_get(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                             size_t len)
+{
+    return read_into(tctx, pe, seg, offset, dst, len, 1);
+}
+
+shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                 size_t len)
+{
+    return read_into(tctx, pe, seg, offset, dst, len, 0);
 }
 
 static enum fi_op fabric_op(enum shoal_amo_op op)
@@ -184,28 +187,6 @@ static enum fi_op fabric_op(enum shoal_amo_op op)
 struct amo_bufs {
     uint64_t operand, compare, result;
 };
-
-static void put_value(void *p, size_t elem, uint64_t v)
-{
-    if (elem == 4) {
-        uint32_t w = (uint32_t)v;
-        memcpy(p, &w, 4);
-    } else {
-        memcpy(p, &v, 8);
-    }
-}
-
-static uint64_t get_value(const void *p, size_t elem)
-{
-    if (elem == 4) {
-        uint32_t w;
-        memcpy(&w, p, 4);
-        return w;
-    }
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg, enum shoal_amo_op op,
                         struct amo_bufs *b, void *desc, int fetching, uint64_t flags)
@@ -251,8 +232,8 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
         b = (struct amo_bufs *)ctx->bounce;
         desc = ctx->bounce_desc;
     }
-    put_value(&b->operand, elem, operand);
-    put_value(&b->compare, elem, cond);
+    shoal_elem_store(&b->operand, operand, elem);
+    shoal_elem_store(&b->compare, cond, elem);
     struct fi_ioc ioc = {.addr = &b->operand, .count = 1};
     struct fi_rma_ioc rma = {.addr = t.raddr, .count = 1, .key = t.key};
     struct shoal_ofi_op wait = {0, 0};
@@ -267,7 +248,7 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
         st = SHOAL_ERR_SYS;
     else if (!inject)
         st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);
-    if (fetched) *fetched = st == SHOAL_OK && fetching ? get_value(&b->result, elem) : 0;
+    if (fetched) *fetched = st == SHOAL_OK && fetching ? shoal_elem_load(&b->result, elem) : 0;
     if (bounce) pthread_mutex_unlock(&ctx->bounce_lock);
     return st;
 }
