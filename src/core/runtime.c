@@ -20,11 +20,12 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
     return st;
 }
 
-/* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
- * every PE derives the same numbering. */
 /* Each PE's record: its node key, then its machine id. */
 #define HOST_RECORD (SHOAL_NODE_KEY_MAX + SHOAL_MACHINE_ID_MAX)
 
+/* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
+ * every PE derives the same numbering, and counts the PEs sharing this
+ * host and this machine. */
 static shoal_status_t find_hosts(struct shoal_runtime *rt)
 {
     const int n = rt->n_pes;
@@ -34,13 +35,12 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
     memcpy(mine, rt->boot->node_key, SHOAL_NODE_KEY_MAX - 1);
     shoal_boot_machine_id(mine + SHOAL_NODE_KEY_MAX);
     shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, all);
-    const char *keys = all;
     if (st == SHOAL_OK) {
         rt->n_nodes = 0;
         for (int pe = 0; pe < n; pe++) {
             int same = -1; /* the lowest PE with this key */
             for (int q = 0; q < pe; q++)
-                if (!memcmp(keys + (size_t)q * HOST_RECORD, keys + (size_t)pe * HOST_RECORD, SHOAL_NODE_KEY_MAX)) {
+                if (!memcmp(all + (size_t)q * HOST_RECORD, all + (size_t)pe * HOST_RECORD, SHOAL_NODE_KEY_MAX)) {
                     same = q;
                     break;
                 }
