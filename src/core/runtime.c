@@ -58,6 +58,12 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
     return st;
 }
 
+/* A transport operation that cannot complete ends the job. */
+static __attribute__((noreturn)) void transport_fatal(const char *reason)
+{
+    shoal_runtime_abort(1, reason);
+}
+
 /* shm maps this host's peers (unless the fabric is forced for all); ofi
  * reaches everyone when the job spans hosts or when it is forced. */
 static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mode, char *err, size_t errlen)
@@ -69,7 +75,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     }
     rt->transport_setup = (struct shoal_transport_setup){
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
-        .fabric_all = force_fabric, .peers = rt->peers,
+        .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
         .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
     shoal_status_t st;
     rt->transport = &shoal_transport_shm;

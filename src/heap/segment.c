@@ -76,6 +76,7 @@ shoal_status_t shoal_segment_create_heap(size_t size, shoal_segment_t *out)
     out->base = p;
     out->size = size;
     out->fd = fd;
+    out->ro_offset = out->ro_len = 0;
     shoal_debug("heap", "heap of %s at %p (fd %d)", hb, p, fd);
     return SHOAL_OK;
 }

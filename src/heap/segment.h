@@ -17,6 +17,9 @@ typedef struct shoal_segment {
     char *base;  /* page aligned */
     size_t size; /* page multiple */
     int fd;      /* memfd backing the range, -1 if none */
+    /* [ro_offset, ro_offset + ro_len) is read-only (the static segment's
+     * PT_GNU_RELRO part): transports refuse remote writes into it. */
+    size_t ro_offset, ro_len;
 } shoal_segment_t;
 
 /* The heap's base address is a multiple of this on every PE, so an offset

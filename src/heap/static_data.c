@@ -251,6 +251,7 @@ shoal_status_t shoal_segment_remap_static(shoal_segment_t *out)
         }
     }
     /* Restore RELRO: read-only, over the part that we remapped. */
+    out->ro_offset = out->ro_len = 0;
     for (int i = 0; i < L.n_rw; i++) {
         uintptr_t lo = L.relro_start > L.rw[i].start ? L.relro_start : L.rw[i].start;
         uintptr_t hi = L.relro_end < L.rw[i].end ? L.relro_end : L.rw[i].end;
@@ -261,6 +262,9 @@ shoal_status_t shoal_segment_remap_static(shoal_segment_t *out)
             close(fd);
             return SHOAL_ERR_SYS;
         }
+        /* One RELRO range per program, so at most one read-only span. */
+        out->ro_offset = lo - base;
+        out->ro_len = hi - lo;
     }
     out->base = (char *)base;
     out->size = size;

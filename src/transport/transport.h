@@ -39,6 +39,10 @@ struct shoal_transport_setup {
     int fabric_all;
     const shoal_segment_t *local[SHOAL_SEG_COUNT];
     struct shoal_peer *peers; /* n_pes entries */
+    /* Ends the whole job with one line naming what failed: a transport
+     * calls it when an operation cannot complete (peer gone, remote
+     * refusal), instead of warning forever. Set by the runtime. */
+    void (*fatal)(const char *reason) __attribute__((noreturn));
 };
 
 /* A transport context: independent ordering and completion (one fabric
