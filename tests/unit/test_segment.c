@@ -70,7 +70,7 @@ static void test_lazy_16g(void)
         exit(TEST_SKIP);
     }
     long rss0 = status_kb("VmRSS");
-    shoal_segment_t seg = {NULL, 0, -1};
+    shoal_segment_t seg = {NULL, 0, -1, 0, 0};
     shoal_status_t st = shoal_segment_create_heap(size, &seg);
     CHECK_MSG(st == SHOAL_OK, "create 16 GiB heap: %s", shoal_status_str(st));
     if (st != SHOAL_OK) return;
@@ -120,7 +120,7 @@ static void test_lazy_16g(void)
 
 static void test_rounding(void)
 {
-    shoal_segment_t seg = {NULL, 0, -1};
+    shoal_segment_t seg = {NULL, 0, -1, 0, 0};
     long pg = sysconf(_SC_PAGESIZE);
     CHECK(shoal_segment_create_heap(1, &seg) == SHOAL_OK && seg.size == (size_t)pg);
     seg.base[pg - 1] = 7;
@@ -134,7 +134,7 @@ static void test_errors(void)
 {
     char msg[4096];
     /* 2^62 bytes: the memfd may grow that far, the address space cannot */
-    struct huge_try t = {(size_t)1 << 62, {(char *)0x1, 1, 42}, SHOAL_OK};
+    struct huge_try t = {(size_t)1 << 62, {(char *)0x1, 1, 42, 0, 0}, SHOAL_OK};
     capture_stderr(try_create, &t, msg, sizeof msg);
     CHECK(t.st == SHOAL_ERR_NOMEM || t.st == SHOAL_ERR_SYS);
     CHECK(t.seg.base == (char *)0x1 && t.seg.size == 1 && t.seg.fd == 42); /* untouched */
