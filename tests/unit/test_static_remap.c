@@ -192,7 +192,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOFBF, 4096);
     printf("buffered before the remap... ");
 
-    shoal_segment_t seg = {NULL, 0, -1};
+    shoal_segment_t seg = {NULL, 0, -1, 0, 0};
     shoal_status_t st = shoal_segment_remap_static(&seg);
 
     printf("and flushed after it\n");
