@@ -14,6 +14,12 @@
 
 static void print_start_info(void)
 {
+    /* Every PE says where it accepts its peers' operations: that address is
+     * what an outsider would need, so users can check it. */
+    if (shoal_rt.config.print_info && shoal_rt.transport_setup.listen[0]) {
+        printf("shoal: PE %d listens on %s\n", shoal_rt.my_pe, shoal_rt.transport_setup.listen);
+        fflush(stdout);
+    }
     if (shoal_rt.my_pe != 0) return;
     if (shoal_rt.config.print_version)
         printf("Shoal %s (OpenSHMEM %d.%d)\n", SHOAL_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);

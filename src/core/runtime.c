@@ -64,13 +64,55 @@ static __attribute__((noreturn)) void transport_fatal(const char *reason)
     shoal_runtime_abort(1, reason);
 }
 
-/* shm maps this host's peers (unless the fabric is forced for all); ofi
- * reaches everyone when the job spans hosts or when it is forced. */
+/* Which transport carries data between hosts (or for every PE when one is
+ * forced): "tls" or "ofi". SHMEM_ENCRYPT=auto asks libfabric whether RDMA
+ * hardware is here; every PE must choose the same, so the choices are
+ * gathered and any PE without hardware makes the whole job encrypt. */
+static shoal_status_t choose_fabric(struct shoal_runtime *rt, const char *mode, const char **out, char *err,
+                                    size_t errlen)
+{
+    const char *enc = rt->config.encrypt;
+    const int spans = rt->n_nodes > 1;
+    if (!strcmp(mode, "tls") || !strcmp(mode, "ofi")) {
+        if (!strcmp(mode, "ofi") && spans && !strcmp(enc, "required")) {
+            snprintf(err, errlen, "SHMEM_ENCRYPT=required, but SHMEM_TRANSPORT=ofi carries data between the "
+                     "job's %d hosts unencrypted: unset one of them", rt->n_nodes);
+            return SHOAL_ERR_INVAL;
+        }
+        *out = mode;
+        return SHOAL_OK;
+    }
+    if (!strcmp(enc, "off")) { *out = "ofi"; return SHOAL_OK; }
+    if (!strcmp(enc, "required")) { *out = "tls"; return SHOAL_OK; }
+    char prov[64] = "";
+    char hardware = 0;
+#ifdef SHOAL_HAVE_OFI
+    hardware = shoal_ofi_probe_hardware(prov, sizeof prov) == 1;
+#endif
+    char *all = malloc((size_t)rt->n_pes);
+    if (!all) return SHOAL_ERR_NOMEM;
+    shoal_status_t st = rt->boot->ops->allgather(rt->boot, &hardware, 1, all);
+    int everywhere = st == SHOAL_OK;
+    for (int pe = 0; everywhere && pe < rt->n_pes; pe++) everywhere = all[pe];
+    free(all);
+    if (st != SHOAL_OK) return st;
+    *out = everywhere ? "ofi" : "tls";
+    if (everywhere && rt->my_pe == 0)
+        fprintf(stderr, "shoal: data between hosts goes unencrypted over RDMA (libfabric %s): RDMA adapters "
+                "cannot carry TLS; set SHMEM_ENCRYPT=required to encrypt over TCP instead (docs/bootstrap.md)\n",
+                prov);
+    return SHOAL_OK;
+}
+
+/* shm maps this host's peers (unless a transport is forced for all); tls or
+ * ofi reaches everyone when the job spans hosts or when it is forced. */
 static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mode, char *err, size_t errlen)
 {
-    const int force_fabric = !strcmp(mode, "ofi"), need_fabric = force_fabric || rt->n_nodes > 1;
+    const int force_fabric = !strcmp(mode, "ofi") || !strcmp(mode, "tls");
+    const int need_fabric = force_fabric || rt->n_nodes > 1;
     if (!strcmp(mode, "shm") && rt->n_nodes > 1) {
-        snprintf(err, errlen, "SHMEM_TRANSPORT=shm, but the job spans %d hosts: use auto or ofi", rt->n_nodes);
+        snprintf(err, errlen, "SHMEM_TRANSPORT=shm, but the job spans %d hosts: use auto, tls or ofi",
+                 rt->n_nodes);
         return SHOAL_ERR_INVAL;
     }
     rt->transport_setup = (struct shoal_transport_setup){
@@ -90,6 +132,18 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
         self->direct = 1;
     }
     if (!need_fabric) return SHOAL_OK;
+    const char *which;
+    st = choose_fabric(rt, mode, &which, err, errlen);
+    if (st != SHOAL_OK) return st;
+    if (!strcmp(which, "tls")) {
+        /* The target applies atomics as CPU atomics on its own memory, so
+         * on-host atomics stay direct. */
+        rt->transport = &shoal_transport_tls;
+        st = rt->transport->init(&rt->transport_setup);
+        if (st != SHOAL_OK)
+            return fail(st, err, errlen, "the %s transport failed to start: %s", "tls (encrypted TCP)");
+        return SHOAL_OK;
+    }
 #ifdef SHOAL_HAVE_OFI
     rt->transport = &shoal_transport_ofi;
     st = rt->transport->init(&rt->transport_setup);
@@ -111,8 +165,13 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     if (st != SHOAL_OK) return st;
     if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
     const char *mode = rt->config.transport;
-    if (strcmp(mode, "auto") && strcmp(mode, "shm") && strcmp(mode, "ofi")) {
-        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not a transport (choose auto, shm or ofi)", mode);
+    if (strcmp(mode, "auto") && strcmp(mode, "shm") && strcmp(mode, "ofi") && strcmp(mode, "tls")) {
+        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not a transport (choose auto, shm, tls or ofi)", mode);
+        return SHOAL_ERR_INVAL;
+    }
+    const char *enc = rt->config.encrypt;
+    if (strcmp(enc, "auto") && strcmp(enc, "required") && strcmp(enc, "off")) {
+        snprintf(err, errlen, "SHMEM_ENCRYPT='%s' is not a policy (choose auto, required or off)", enc);
         return SHOAL_ERR_INVAL;
     }
 

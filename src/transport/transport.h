@@ -4,8 +4,10 @@
  * for peers whose `direct` flag is clear.
  *
  * shm (transport/shm) maps the segments of the peers on this host so they
- * become direct. ofi (transport/ofi, libfabric) reaches the others; when a
- * job spans hosts it is the runtime's table, and shm only the mapper. */
+ * become direct. Between hosts, tls (transport/tls, TLS 1.3 streams) or ofi
+ * (transport/ofi, libfabric: RDMA hardware, or encryption turned off)
+ * reaches the others; when a job spans hosts that one is the runtime's
+ * table, and shm only the mapper. */
 #ifndef SHOAL_TRANSPORT_TRANSPORT_H
 #define SHOAL_TRANSPORT_TRANSPORT_H
 
@@ -43,6 +45,9 @@ struct shoal_transport_setup {
      * calls it when an operation cannot complete (peer gone, remote
      * refusal), instead of warning forever. Set by the runtime. */
     void (*fatal)(const char *reason) __attribute__((noreturn));
+    /* Where this PE accepts its peers' operations ("tls 10.0.0.1:41234 on
+     * veth0 (...)"), filled by the transport's init for SHMEM_INFO. */
+    char listen[200];
 };
 
 /* A transport context: independent ordering and completion (one fabric
@@ -87,6 +92,16 @@ struct shoal_transport_ops {
 extern const struct shoal_transport_ops shoal_transport_shm;
 #ifdef SHOAL_HAVE_OFI
 extern const struct shoal_transport_ops shoal_transport_ofi;
+/* 1: libfabric's best provider here is RDMA hardware, 0: TCP or another
+ * software path, -1: none usable. Its name goes to name. */
+int shoal_ofi_probe_hardware(char *name, size_t len);
 #endif
+/* Requests over TLS 1.3 streams (transport/tls): the default between hosts
+ * where no RDMA hardware carries the data. */
+extern const struct shoal_transport_ops shoal_transport_tls;
+/* OpenSSL's version if libssl loads here, else NULL; whether the kernel
+ * encrypts this PE's streams (known once a stream is open). */
+const char *shoal_tls_library_version(void);
+int shoal_tls_kernel_offload(void);
 
 #endif

@@ -24,9 +24,16 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
      "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
     {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "auto",
-     "How PEs reach each other: 'auto' (shared memory on this host, libfabric between hosts), 'shm' (one host "
-     "only), or 'ofi' (libfabric for every PE, this host's included: tests the fabric path on one machine).",
+     "How PEs reach each other: 'auto' (shared memory on this host; between hosts as SHMEM_ENCRYPT decides), "
+     "'shm' (one host only), 'ofi' (libfabric for every PE, this host's included) or 'tls' (encrypted TLS "
+     "streams for every PE, this host's included); the last two test those paths on one machine.",
      FIELD(transport)},
+    {"SHMEM_ENCRYPT", SHOAL_CONFIG_STRING, "auto",
+     "Encryption of data between hosts: 'auto' (TLS 1.3 streams where the best network is TCP; RDMA hardware "
+     "such as verbs, efa or cxi carries data unencrypted, announced at start-up), 'required' (TLS between "
+     "every pair of hosts, RDMA or not; refuses to start where that cannot be) or 'off' (libfabric tcp in the "
+     "clear: trusted networks only).",
+     FIELD(encrypt)},
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
      "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once; at most 256.",
      FIELD(teams_max)},
@@ -52,6 +59,19 @@ const struct shoal_config_var shoal_config_vars[] = {
      FIELD(bootstrap_tls_cert)},
     {"SHMEM_BOOTSTRAP_TLS_KEY", SHOAL_CONFIG_STRING, "",
      "PEM private key of SHMEM_BOOTSTRAP_TLS_CERT.", FIELD(bootstrap_tls_key)},
+    {"SHMEM_NETWORK_IFACE", SHOAL_CONFIG_STRING, "",
+     "Network interface (e.g. eth1) whose IPv4 address the data endpoints between hosts listen on. Empty: "
+     "FI_TCP_IFACE if set, else loopback for a one-host job, else the interface of the route to the rendezvous "
+     "host (oshrun) or to another node (PMI/PMIx). Endpoints never listen on every interface.",
+     FIELD(network_iface)},
+    {"SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT", SHOAL_CONFIG_INT, "30",
+     "Seconds without any message (heartbeats flow every few seconds both ways) after which an oshrun declares "
+     "another node of the job lost and stops the job (a cut link, a frozen or vanished host); 1 to 86400.",
+     FIELD(bootstrap_liveness_timeout)},
+    {"SHMEM_FABRIC_TIMEOUT", SHOAL_CONFIG_INT, "60",
+     "Seconds a libfabric (ofi) operation may wait for a peer before the job ends with a line naming the "
+     "operation and the PE (a peer that stopped answering); at least 1.",
+     FIELD(fabric_timeout)},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

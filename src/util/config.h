@@ -25,6 +25,7 @@ struct shoal_config {
     int print_info;
     long wait_spin;
     const char *transport;
+    const char *encrypt; /* auto, required, off: data between hosts */
     long teams_max;
     const char *coll_algorithm;
     /* The bootstrap between hosts (oshrun --nnodes; see docs/bootstrap.md). */
@@ -33,6 +34,11 @@ struct shoal_config {
     const char *bootstrap_tls_ca;
     const char *bootstrap_tls_cert;
     const char *bootstrap_tls_key;
+    /* Where data endpoints listen (boot/bind_addr.h). */
+    const char *network_iface;
+    long fabric_timeout; /* seconds an ofi operation may wait for a peer */
+    /* oshrun between hosts: a node silent this long (seconds) is lost. */
+    long bootstrap_liveness_timeout;
 };
 
 struct shoal_config_var {

@@ -87,7 +87,7 @@ int main(void)
     for (int i = 0; i < MAX_PES; i++) heap[i] = -1, via_ptr_global[i] = -1;
     shmem_barrier_all();
     const char *transport = getenv("SHMEM_TRANSPORT");
-    const int one_host = !getenv("SHOAL_NODE_RANK") && (!transport || strcmp(transport, "ofi") != 0);
+    const int one_host = !getenv("SHOAL_NODE_RANK") && (!transport || (strcmp(transport, "ofi") && strcmp(transport, "tls")));
     int reached[MAX_PES] = {0};
     for (int p = 0; p < n; p++) {
         long *rh = shmem_ptr(heap, p);

@@ -40,7 +40,7 @@ static int shared_rank(int p) { return shmem_team_translate_pe(SHMEM_TEAM_WORLD,
 static int one_host_default_transport(void)
 {
     const char *t = getenv("SHMEM_TRANSPORT");
-    return !getenv("SHOAL_NODE_RANK") && (!t || strcmp(t, "ofi") != 0);
+    return !getenv("SHOAL_NODE_RANK") && (!t || (strcmp(t, "ofi") && strcmp(t, "tls")));
 }
 
 /* Checks team t against the world PEs start + i*stride, i < size. */

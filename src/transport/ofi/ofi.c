@@ -3,6 +3,7 @@
  * the exchange of endpoint addresses, keys and segment addresses through the
  * bootstrap. The fabric reaches every PE, this one included; the peers'
  * direct flags and bases belong to shm and are left alone. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,16 @@ static shoal_status_t choose_provider(void)
     return SHOAL_OK;
 }
 
+int shoal_ofi_probe_hardware(char *name, size_t len)
+{
+    if (choose_provider() != SHOAL_OK) return -1;
+    const char *prov = shoal_ofi.info->fabric_attr->prov_name;
+    snprintf(name, len, "%s", prov);
+    int hardware = provider_rank(prov) == 0;
+    fi_freeinfo(shoal_ofi.info);
+    shoal_ofi.info = NULL;
+    return hardware;
+}
 /* Checks what the chosen provider demands and records how to honour it. */
 static shoal_status_t check_provider(void)
 {

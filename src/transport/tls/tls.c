@@ -1,0 +1,153 @@
+/* tls.c: the encrypted transport's start and end, and its ops table
+ * (tls.h says how it works). Start-up is one bootstrap allgather of
+ * listening addresses and PE 0's job key; streams open at first use. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boot/bind_addr.h"
+#include "transport/tls/tls.h"
+#include "util/log.h"
+
+struct shoal_tls shoal_tls = {.listen_fd = -1};
+
+static shoal_status_t fail(char *err, size_t errlen, shoal_status_t st)
+{
+    shoal_error("tls", "the encrypted transport cannot start: %s", err);
+    (void)errlen;
+    return st;
+}
+
+/* A socket listening on the job's interface, on a port the kernel picks. */
+static shoal_status_t open_listener(struct sockaddr_in *where, char *err, size_t errlen)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return SHOAL_ERR_SYS;
+    }
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = 0};
+    socklen_t sl = sizeof sin;
+    if (inet_pton(AF_INET, shoal_tls.bind_ip, &sin.sin_addr) != 1 ||
+        bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
+        snprintf(err, errlen, "cannot listen on %s (%s): %s", shoal_tls.bind_ip, shoal_tls.bind_if,
+                 strerror(errno));
+        close(fd);
+        return SHOAL_ERR_SYS;
+    }
+    shoal_tls.listen_fd = fd;
+    *where = sin;
+    return SHOAL_OK;
+}
+
+static shoal_status_t tls_init(struct shoal_transport_setup *setup)
+{
+    char err[300], rule[100], peer_host[256];
+    shoal_status_t st;
+    shoal_tls.setup = setup;
+    shoal_tls.my_pe = setup->my_pe;
+    shoal_tls.n_pes = setup->n_pes;
+    shoal_tls.fabric_all = setup->fabric_all;
+    atomic_init(&shoal_tls.stopping, 0);
+    atomic_init(&shoal_tls.handshakes, 0);
+    pthread_mutex_init(&shoal_tls.ctx_lock, NULL);
+    pthread_mutex_init(&shoal_tls.serve_lock, NULL);
+
+    /* Collective steps come first and always, so a PE that fails locally
+     * still takes part in them and nobody waits for it in vain. */
+    st = shoal_bind_peer_host(setup->boot, peer_host, sizeof peer_host);
+    if (st != SHOAL_OK) return fail(strcpy(err, "cannot learn the other hosts' names"), sizeof err, st);
+    struct shoal_tls_addr mine;
+    memset(&mine, 0, sizeof mine);
+    st = shoal_tls_load(err, sizeof err);
+    if (st == SHOAL_OK)
+        st = shoal_bind_address_explain(setup->n_nodes, peer_host, shoal_tls.bind_ip, sizeof shoal_tls.bind_ip,
+                                        shoal_tls.bind_if, sizeof shoal_tls.bind_if, rule, sizeof rule, err,
+                                        sizeof err);
+    if (st == SHOAL_OK) st = open_listener(&mine.sin, err, sizeof err);
+    if (st == SHOAL_OK && getrandom(mine.key, sizeof mine.key, 0) != (ssize_t)sizeof mine.key) {
+        snprintf(err, sizeof err, "getrandom: %s", strerror(errno));
+        st = SHOAL_ERR_SYS;
+    }
+    shoal_tls.peer = calloc((size_t)setup->n_pes, sizeof *shoal_tls.peer);
+    if (!shoal_tls.peer) return fail(strcpy(err, "out of memory"), sizeof err, SHOAL_ERR_NOMEM);
+    /* A PE that failed contributes a zero port; everyone then gives up. */
+    shoal_status_t gst = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, shoal_tls.peer);
+    explicit_bzero(mine.key, sizeof mine.key);
+    if (st != SHOAL_OK) return fail(err, sizeof err, st);
+    if (gst != SHOAL_OK) return fail(strcpy(err, "the address exchange failed"), sizeof err, gst);
+    for (int pe = 0; pe < setup->n_pes; pe++)
+        if (shoal_tls.peer[pe].sin.sin_port == 0) {
+            snprintf(err, sizeof err, "PE %d could not start its side", pe);
+            return fail(err, sizeof err, SHOAL_ERR_SYS);
+        }
+    /* Everyone uses PE 0's key; the others' draws are wiped. */
+    st = shoal_tls_contexts(shoal_tls.peer[0].key, err, sizeof err);
+    for (int pe = 0; pe < setup->n_pes; pe++) explicit_bzero(shoal_tls.peer[pe].key, SHOAL_TLS_KEY_LEN);
+    if (st != SHOAL_OK) return fail(err, sizeof err, st);
+    st = shoal_tls_ctx_open_default();
+    if (st == SHOAL_OK) st = shoal_tls_server_start(err, sizeof err);
+    if (st != SHOAL_OK) return fail(err, sizeof err, st);
+    snprintf(setup->listen, sizeof setup->listen, "tls %s:%u on %s (%s)", shoal_tls.bind_ip,
+             ntohs(mine.sin.sin_port), shoal_tls.bind_if, rule);
+    shoal_debug("tls", "listening: %s; %s", setup->listen, shoal_tls_lib.OpenSSL_version(OPENSSL_VERSION));
+    return SHOAL_OK;
+}
+
+/* The runtime has quieted and synchronised every PE: no peer sends more. */
+static void tls_fini(struct shoal_transport_setup *setup)
+{
+    (void)setup;
+    shoal_tls_ctx_close_all();
+    shoal_tls_server_stop();
+    shoal_tls_contexts_free();
+    explicit_bzero(shoal_tls.key, sizeof shoal_tls.key);
+    free(shoal_tls.peer);
+    shoal_tls.peer = NULL;
+}
+
+static void tls_progress(void)
+{
+    /* Server threads make progress by themselves. */
+}
+
+static shoal_status_t tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                  size_t len)
+{
+    /* Complete on return, which satisfies "filled by the next quiet". */
+    return shoal_tls_get(ctx, pe, seg, offset, dst, len);
+}
+
+const struct shoal_transport_ops shoal_transport_tls = {
+    .name = "tls",
+    .init = tls_init,
+    .ctx_create = shoal_tls_ctx_create,
+    .ctx_destroy = shoal_tls_ctx_destroy,
+    .put = shoal_tls_put,
+    .get = shoal_tls_get,
+    .get_nbi = tls_get_nbi,
+    .amo = shoal_tls_amo,
+    .fence = shoal_tls_fence,
+    .quiet = shoal_tls_quiet,
+    .progress = tls_progress,
+    .fini = tls_fini,
+};
+
+/* For shmem-config --diagnose: whether OpenSSL loads, and its version. */
+const char *shoal_tls_library_version(void)
+{
+    char err[200];
+    if (shoal_tls_load(err, sizeof err) != SHOAL_OK) return NULL;
+    return shoal_tls_lib.OpenSSL_version(OPENSSL_VERSION);
+}
+
+int shoal_tls_kernel_offload(void)
+{
+    return shoal_tls.ktls;
+}

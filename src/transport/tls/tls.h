@@ -1,0 +1,181 @@
+/* tls.h: state shared by the files of the encrypted transport.
+ *
+ * Data between hosts travels inside TLS 1.3 streams over TCP, one stream
+ * per (context, target PE), opened at first use. The initiator writes
+ * requests; the target's server thread for that stream applies them to its
+ * own memory, in order, and answers the ones that return something. So:
+ * - a put is one record and no reply; fence needs nothing (one stream is
+ *   in order, and one thread applies it), quiet is one FLUSH round trip on
+ *   each stream the context has written to since its last quiet;
+ * - atomics are CPU atomics applied by the target on its own memory, so
+ *   they stay atomic with the target's and its host peers' load/store
+ *   atomics: the runtime need not route on-host atomics through here;
+ * - a target refuses what falls outside its segments or writes into the
+ *   read-only part of static data, and reports it on the reply to the next
+ *   request that has one (a FLUSH at the latest); the initiator ends the job.
+ *
+ * Authentication: a fresh 32-byte key per job, drawn by PE 0 and handed to
+ * every PE by the bootstrap (TLS-protected between hosts), is the external
+ * PSK of every stream, with (EC)DHE for forward secrecy. A peer without it
+ * cannot finish a handshake, so it can neither read nor write memory.
+ * Listening sockets bind to the job's interface (boot/bind_addr.h). */
+#ifndef SHOAL_TRANSPORT_TLS_TLS_H
+#define SHOAL_TRANSPORT_TLS_TLS_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "transport/transport.h"
+
+#define SHOAL_TLS_KEY_LEN 32
+
+/* Wire format: a request header, then for a PUT its len bytes. Every field
+ * little-endian (x86 and aarch64 hosts: memory order). */
+enum shoal_tls_op { SHOAL_TLS_PUT = 1, SHOAL_TLS_GET = 2, SHOAL_TLS_AMO = 3, SHOAL_TLS_FLUSH = 4 };
+struct shoal_tls_req {
+    uint8_t op;       /* enum shoal_tls_op */
+    uint8_t seg;      /* enum shoal_segment_id */
+    uint8_t elem;     /* AMO: 4 or 8 */
+    uint8_t amo_op;   /* AMO: enum shoal_amo_op */
+    uint8_t fetch;    /* AMO: 1 when the old value is wanted (a reply follows) */
+    uint8_t pad[3];
+    uint64_t offset;  /* in the target's segment */
+    uint64_t len;     /* PUT, GET: bytes */
+    uint64_t operand; /* AMO */
+    uint64_t cond;    /* AMO compare-and-swap */
+};
+/* The answer to GET (then len bytes if status is 0), fetching AMO, FLUSH. */
+struct shoal_tls_rep {
+    uint32_t status;  /* 0, or the first refusal since the last reply (enum below) */
+    uint32_t pad;
+    uint64_t value;   /* AMO: the old value; refusals: the refused offset */
+};
+enum shoal_tls_refusal { SHOAL_TLS_OUT_OF_RANGE = 1, SHOAL_TLS_READ_ONLY = 2, SHOAL_TLS_BAD_REQUEST = 3 };
+
+/* One stream from this PE to a target, for one context. */
+struct shoal_tls_conn {
+    pthread_mutex_t lock; /* one request (and its reply) at a time */
+    SSL *ssl;
+    int fd;
+    int dirty; /* puts or non-fetching AMOs sent since the last FLUSH */
+};
+
+struct shoal_tctx {
+    struct shoal_tls_conn *conn; /* n_pes entries, opened at first use */
+    struct shoal_tctx *live_prev, *live_next;
+};
+
+/* Where a PE listens, as exchanged through the bootstrap. */
+struct shoal_tls_addr {
+    struct sockaddr_in sin;
+    unsigned char key[SHOAL_TLS_KEY_LEN]; /* only PE 0's is used */
+};
+
+struct shoal_tls {
+    struct shoal_transport_setup *setup;
+    int my_pe, n_pes;
+    int fabric_all;
+    struct shoal_tls_addr *peer; /* n_pes entries */
+    unsigned char key[SHOAL_TLS_KEY_LEN];
+    SSL_CTX *client_ctx, *server_ctx;
+    int ktls;             /* kernel TLS carries this PE's streams */
+    int ktls_checked;     /* ktls is known (from the first stream) */
+    char bind_ip[16];   /* SHOAL_BIND_IP_MAX */
+    char bind_if[16];   /* SHOAL_BIND_IFNAME_MAX */
+    int listen_fd;
+    pthread_t acceptor;
+    int acceptor_started;
+    atomic_int stopping;
+    struct shoal_tctx dflt;
+    pthread_mutex_t ctx_lock;
+    struct shoal_tctx *live; /* contexts the program holds, closed at fini */
+    /* Server side: the streams peers opened to this PE. */
+    pthread_mutex_t serve_lock;
+    struct shoal_tls_server *servers;
+    atomic_int handshakes; /* in progress, bounded so strangers cannot exhaust threads */
+};
+
+extern struct shoal_tls shoal_tls;
+
+/* tls_ssl.c: OpenSSL, loaded at first use (the library does not link it). */
+struct shoal_tls_lib {
+    __typeof__(TLS_method) *TLS_method;
+    __typeof__(SSL_CTX_new) *CTX_new;
+    __typeof__(SSL_CTX_free) *CTX_free;
+    __typeof__(SSL_CTX_ctrl) *CTX_ctrl;
+    __typeof__(SSL_CTX_set_options) *CTX_set_options;
+    __typeof__(SSL_CTX_set_ciphersuites) *CTX_set_ciphersuites;
+    __typeof__(SSL_CTX_set_num_tickets) *CTX_set_num_tickets;
+    __typeof__(SSL_CTX_set_psk_use_session_callback) *CTX_set_psk_use_session_callback;
+    __typeof__(SSL_CTX_set_psk_find_session_callback) *CTX_set_psk_find_session_callback;
+    __typeof__(SSL_new) *new_;
+    __typeof__(SSL_free) *free_;
+    __typeof__(SSL_set_fd) *set_fd;
+    __typeof__(SSL_connect) *connect;
+    __typeof__(SSL_accept) *accept;
+    __typeof__(SSL_read_ex) *read_ex;
+    __typeof__(SSL_write_ex) *write_ex;
+    __typeof__(SSL_get_error) *get_error;
+    __typeof__(SSL_get_wbio) *get_wbio;
+    __typeof__(SSL_get_rbio) *get_rbio;
+    __typeof__(SSL_CIPHER_find) *CIPHER_find;
+    __typeof__(SSL_CIPHER_get_handshake_digest) *CIPHER_get_handshake_digest;
+    __typeof__(SSL_SESSION_new) *SESSION_new;
+    __typeof__(SSL_SESSION_free) *SESSION_free;
+    __typeof__(SSL_SESSION_get0_cipher) *SESSION_get0_cipher;
+    __typeof__(SSL_SESSION_set1_master_key) *SESSION_set1_master_key;
+    __typeof__(SSL_SESSION_set_cipher) *SESSION_set_cipher;
+    __typeof__(SSL_SESSION_set_protocol_version) *SESSION_set_protocol_version;
+    __typeof__(BIO_ctrl) *BIO_ctrl;
+    __typeof__(ERR_get_error) *ERR_get_error;
+    __typeof__(ERR_clear_error) *ERR_clear_error;
+    __typeof__(ERR_error_string_n) *ERR_error_string_n;
+    __typeof__(OpenSSL_version) *OpenSSL_version;
+};
+extern struct shoal_tls_lib shoal_tls_lib;
+/* Loads libssl once; SHOAL_OK when every function resolved. */
+shoal_status_t shoal_tls_load(char *err, size_t errlen);
+/* The client and server contexts over key (TLS 1.3, PSK + (EC)DHE, kernel
+ * TLS asked for). */
+shoal_status_t shoal_tls_contexts(const unsigned char key[SHOAL_TLS_KEY_LEN], char *err, size_t errlen);
+void shoal_tls_contexts_free(void);
+/* Runs the handshake on a connected socket with a deadline in seconds.
+ * Returns the session, or NULL with reason filled. */
+SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_t len);
+/* Whether the kernel took over the stream's encryption in both directions. */
+int shoal_tls_is_ktls(SSL *ssl);
+/* OpenSSL's reason for the last failure on ssl. */
+void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
+/* Whole-buffer I/O on a stream; 0 on success, -1 on a closed or broken one.
+ * Callers hold SIGPIPE blocked (shoal_tls_sigpipe_block) around them. */
+int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
+int shoal_tls_read(SSL *ssl, void *buf, size_t len);
+void shoal_tls_sigpipe_block(sigset_t *old);
+void shoal_tls_sigpipe_restore(const sigset_t *old);
+
+/* tls_server.c: the listening socket and the threads serving peers. */
+shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
+void shoal_tls_server_stop(void);
+
+/* tls_client.c: this PE's requests. */
+shoal_status_t shoal_tls_ctx_open_default(void);
+shoal_status_t shoal_tls_ctx_create(shoal_tctx_t **out);
+void shoal_tls_ctx_destroy(shoal_tctx_t *ctx);
+void shoal_tls_ctx_close_all(void);
+shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
+                             size_t len);
+shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                             size_t len);
+shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+void shoal_tls_fence(shoal_tctx_t *ctx);
+void shoal_tls_quiet(shoal_tctx_t *ctx);
+
+#endif

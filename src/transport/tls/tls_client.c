@@ -1,0 +1,324 @@
+/* tls_client.c: this PE's operations on the encrypted transport.
+ *
+ * A context holds one stream per target PE, opened at its first use. A
+ * stream carries one request at a time (its lock also covers the reply),
+ * so several threads on one context take turns, and threads with their own
+ * contexts never meet. Puts and non-fetching atomics are sent and not
+ * answered; quiet sends FLUSH on every stream written since the last quiet
+ * (all first, then collects the answers) so its cost is one round trip,
+ * not one per peer. A stream that breaks, or a refusal reported by the
+ * target, ends the job with one line naming the operation and the PE. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transport/tls/tls.h"
+#include "util/log.h"
+
+#define CONNECT_SECONDS 30.0
+/* Puts up to this size go out as one record with their header. */
+#define SMALL_PUT 4096
+
+static __attribute__((noreturn)) void stream_failed(const char *what, int pe, const char *reason)
+{
+    char line[400];
+    const struct sockaddr_in *sin = &shoal_tls.peer[pe].sin;
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
+    snprintf(line, sizeof line, "%s to PE %d (%s:%u, encrypted transport) failed: %s", what, pe, ip,
+             ntohs(sin->sin_port), reason);
+    shoal_tls.setup->fatal(line);
+}
+
+static const char *refusal_text(uint32_t status)
+{
+    switch (status) {
+    case SHOAL_TLS_OUT_OF_RANGE: return "outside the target's symmetric segment";
+    case SHOAL_TLS_READ_ONLY: return "a write into the target's read-only static data (const or RELRO)";
+    default: return "a malformed request";
+    }
+}
+
+static __attribute__((noreturn)) void refused(const char *what, int pe, const struct shoal_tls_rep *rep)
+{
+    char reason[200];
+    snprintf(reason, sizeof reason, "PE %d refused %s at offset %llu", pe, refusal_text(rep->status),
+             (unsigned long long)rep->value);
+    stream_failed(what, pe, reason);
+}
+
+static int connect_within(int fd, const struct sockaddr_in *to, double seconds)
+{
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    if (connect(fd, (const struct sockaddr *)to, sizeof *to) != 0) {
+        if (errno != EINPROGRESS) return -1;
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int r = poll(&p, 1, (int)(seconds * 1000.0));
+        if (r == 0) errno = ETIMEDOUT;
+        if (r <= 0) return -1;
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        if (soerr) {
+            errno = soerr;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Opens c's stream to pe. Called with c->lock held. */
+static void open_stream(struct shoal_tls_conn *c, int pe)
+{
+    char reason[200];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(reason, sizeof reason, "socket: %s%s", strerror(errno),
+                 errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
+        stream_failed("opening a stream", pe, reason);
+    }
+    if (connect_within(fd, &shoal_tls.peer[pe].sin, CONNECT_SECONDS) != 0) {
+        snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
+        close(fd);
+        stream_failed("opening a stream", pe, reason);
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    SSL *ssl = shoal_tls_handshake(fd, 0, CONNECT_SECONDS, reason, sizeof reason);
+    if (!ssl) {
+        close(fd);
+        stream_failed("the TLS handshake", pe, reason);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    c->fd = fd;
+    c->ssl = ssl;
+    if (!shoal_tls.ktls_checked) {
+        shoal_tls.ktls = shoal_tls_is_ktls(ssl);
+        shoal_tls.ktls_checked = 1;
+    }
+}
+
+/* Locks the context's stream to pe (opening it at first use) with SIGPIPE
+ * blocked in this thread until unlock_stream. */
+static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, sigset_t *old)
+{
+    struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
+    struct shoal_tls_conn *c = &t->conn[pe];
+    shoal_tls_sigpipe_block(old);
+    pthread_mutex_lock(&c->lock);
+    if (!c->ssl) open_stream(c, pe);
+    return c;
+}
+
+static void unlock_stream(struct shoal_tls_conn *c, const sigset_t *old)
+{
+    pthread_mutex_unlock(&c->lock);
+    shoal_tls_sigpipe_restore(old);
+}
+
+static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, const char *what, int pe)
+{
+    if (shoal_tls_write(c->ssl, buf, len) == 0) return;
+    char reason[200];
+    shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
+    stream_failed(what, pe, reason);
+}
+
+static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const char *what, int pe)
+{
+    if (shoal_tls_read(c->ssl, buf, len) == 0) return;
+    char reason[200];
+    shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
+    stream_failed(what, pe, reason);
+}
+
+shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
+                             size_t len)
+{
+    if (!len) return SHOAL_OK;
+    struct shoal_tls_req q = {.op = SHOAL_TLS_PUT, .seg = (uint8_t)seg, .offset = offset, .len = len};
+    sigset_t old;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    if (len <= SMALL_PUT) {
+        /* One record for header and data: one system call, one tag. */
+        char buf[sizeof q + SMALL_PUT];
+        memcpy(buf, &q, sizeof q);
+        memcpy(buf + sizeof q, src, len);
+        send_or_fail(c, buf, sizeof q + len, "put", pe);
+    } else {
+        send_or_fail(c, &q, sizeof q, "put", pe);
+        send_or_fail(c, src, len, "put", pe);
+    }
+    __atomic_store_n(&c->dirty, 1, __ATOMIC_RELAXED);
+    unlock_stream(c, &old);
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                             size_t len)
+{
+    if (!len) return SHOAL_OK;
+    struct shoal_tls_req q = {.op = SHOAL_TLS_GET, .seg = (uint8_t)seg, .offset = offset, .len = len};
+    struct shoal_tls_rep rep;
+    sigset_t old;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    send_or_fail(c, &q, sizeof q, "get", pe);
+    recv_or_fail(c, &rep, sizeof rep, "get", pe);
+    if (rep.status) refused("get", pe, &rep);
+    recv_or_fail(c, dst, len, "get", pe);
+    unlock_stream(c, &old);
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = (uint8_t)elem,
+                              .amo_op = (uint8_t)op, .fetch = fetched != NULL, .offset = offset,
+                              .operand = operand, .cond = cond};
+    sigset_t old;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    send_or_fail(c, &q, sizeof q, "atomic", pe);
+    if (fetched) {
+        struct shoal_tls_rep rep;
+        recv_or_fail(c, &rep, sizeof rep, "atomic", pe);
+        if (rep.status) refused("atomic", pe, &rep);
+        *fetched = rep.value;
+    } else {
+        __atomic_store_n(&c->dirty, 1, __ATOMIC_RELAXED);
+    }
+    unlock_stream(c, &old);
+    return SHOAL_OK;
+}
+
+/* One stream is applied in order by one thread at the target: nothing to
+ * wait for. The CPU fence orders this PE's own loads and stores. */
+void shoal_tls_fence(shoal_tctx_t *ctx)
+{
+    (void)ctx;
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void shoal_tls_quiet(shoal_tctx_t *ctx)
+{
+    struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
+    const struct shoal_tls_req flush = {.op = SHOAL_TLS_FLUSH};
+    atomic_thread_fence(memory_order_seq_cst);
+    /* Which streams this call flushed (and holds locked): another thread's
+     * quiet on the same context may be flushing others. */
+    unsigned char small[256], *mine = small;
+    if (shoal_tls.n_pes > (int)sizeof small && !(mine = malloc((size_t)shoal_tls.n_pes)))
+        stream_failed("quiet", shoal_tls.my_pe, "out of memory");
+    sigset_t old;
+    shoal_tls_sigpipe_block(&old);
+    /* Locks are taken in PE order and a get holds one at most: no cycle. */
+    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
+        struct shoal_tls_conn *c = &t->conn[pe];
+        mine[pe] = 0;
+        if (!__atomic_load_n(&c->dirty, __ATOMIC_RELAXED)) continue;
+        pthread_mutex_lock(&c->lock);
+        if (c->dirty) {
+            send_or_fail(c, &flush, sizeof flush, "quiet", pe);
+            mine[pe] = 1; /* answer pending; lock kept until it is read */
+        } else {
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
+    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
+        if (!mine[pe]) continue;
+        struct shoal_tls_conn *c = &t->conn[pe];
+        struct shoal_tls_rep rep;
+        recv_or_fail(c, &rep, sizeof rep, "quiet", pe);
+        if (rep.status) refused("a put or atomic completed by quiet", pe, &rep);
+        __atomic_store_n(&c->dirty, 0, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&c->lock);
+    }
+    shoal_tls_sigpipe_restore(&old);
+    if (mine != small) free(mine);
+}
+
+static shoal_status_t ctx_init(struct shoal_tctx *t)
+{
+    t->conn = calloc((size_t)shoal_tls.n_pes, sizeof *t->conn);
+    if (!t->conn) return SHOAL_ERR_NOMEM;
+    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
+        pthread_mutex_init(&t->conn[pe].lock, NULL);
+        t->conn[pe].fd = -1;
+    }
+    return SHOAL_OK;
+}
+
+/* Closes t's streams: the targets' threads see the end and finish. */
+static void ctx_close(struct shoal_tctx *t)
+{
+    if (!t->conn) return;
+    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
+        struct shoal_tls_conn *c = &t->conn[pe];
+        if (c->ssl) {
+            /* No close_notify: the target may have closed its side already,
+             * and the end of the stream says all there is to say. */
+            shoal_tls_lib.free_(c->ssl);
+            close(c->fd);
+        }
+        pthread_mutex_destroy(&c->lock);
+    }
+    free(t->conn);
+    t->conn = NULL;
+}
+
+shoal_status_t shoal_tls_ctx_open_default(void)
+{
+    return ctx_init(&shoal_tls.dflt);
+}
+
+shoal_status_t shoal_tls_ctx_create(shoal_tctx_t **out)
+{
+    struct shoal_tctx *t = calloc(1, sizeof *t);
+    if (!t) return SHOAL_ERR_NOMEM;
+    shoal_status_t st = ctx_init(t);
+    if (st != SHOAL_OK) {
+        free(t);
+        return st;
+    }
+    pthread_mutex_lock(&shoal_tls.ctx_lock);
+    t->live_next = shoal_tls.live;
+    if (t->live_next) t->live_next->live_prev = t;
+    shoal_tls.live = t;
+    pthread_mutex_unlock(&shoal_tls.ctx_lock);
+    *out = t;
+    return SHOAL_OK;
+}
+
+void shoal_tls_ctx_destroy(shoal_tctx_t *ctx)
+{
+    if (!ctx) return;
+    shoal_tls_quiet(ctx);
+    pthread_mutex_lock(&shoal_tls.ctx_lock);
+    if (ctx->live_prev) ctx->live_prev->live_next = ctx->live_next; else shoal_tls.live = ctx->live_next;
+    if (ctx->live_next) ctx->live_next->live_prev = ctx->live_prev;
+    pthread_mutex_unlock(&shoal_tls.ctx_lock);
+    ctx_close(ctx);
+    free(ctx);
+}
+
+void shoal_tls_ctx_close_all(void)
+{
+    pthread_mutex_lock(&shoal_tls.ctx_lock);
+    while (shoal_tls.live) {
+        struct shoal_tctx *t = shoal_tls.live;
+        shoal_tls.live = t->live_next;
+        ctx_close(t);
+        free(t);
+    }
+    pthread_mutex_unlock(&shoal_tls.ctx_lock);
+    ctx_close(&shoal_tls.dflt);
+}

@@ -1,0 +1,278 @@
+/* tls_server.c: the side of the encrypted transport that serves peers.
+ *
+ * One acceptor thread per PE accepts on the listening socket (bound to the
+ * job's interface only). Each accepted stream gets its own thread: it runs
+ * the handshake under a deadline, then applies the stream's requests in
+ * order to this PE's segments. A thread per stream keeps a silent or slow
+ * stranger from delaying anyone else, and keeps one stream's requests in
+ * order without locks. Strangers' handshakes in progress are bounded.
+ *
+ * Every request is checked against the segment it names: out of range, a
+ * write into the read-only (RELRO) span, or a malformed header is refused.
+ * A refused put's bytes are read and dropped, so the stream stays in step;
+ * the refusal rides on the next reply to the initiator, which ends the job. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/tls/tls.h"
+#include "util/log.h"
+
+#define HANDSHAKES_MAX 32
+#define HANDSHAKE_SECONDS 10.0
+#define DRAIN_SIZE ((size_t)64 * 1024)
+
+struct shoal_tls_server {
+    int fd;
+    struct sockaddr_in from;
+    struct shoal_tls_server *prev, *next;
+};
+
+static pthread_cond_t servers_gone = PTHREAD_COND_INITIALIZER;
+static int wake_pipe[2] = {-1, -1};
+
+/* At most one warning about strangers every 10 s, with a count of the rest. */
+static void note_refusal(const struct sockaddr_in *from, const char *reason)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static time_t last;
+    static unsigned suppressed;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&lock);
+    if (last && now - last < 10) {
+        suppressed++;
+    } else {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &from->sin_addr, ip, sizeof ip);
+        if (suppressed)
+            shoal_warn("tls", "refused a stream from %s:%u: %s (and %u more refusals in the last %lld s)", ip,
+                       ntohs(from->sin_port), reason, suppressed, (long long)(now - last));
+        else
+            shoal_warn("tls", "refused a stream from %s:%u: %s", ip, ntohs(from->sin_port), reason);
+        last = now;
+        suppressed = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Whether [offset, offset+len) of seg may be read (write = 0) or written. */
+static enum shoal_tls_refusal check_range(unsigned seg, uint64_t offset, uint64_t len, int write)
+{
+    if (seg >= SHOAL_SEG_COUNT) return SHOAL_TLS_BAD_REQUEST;
+    const shoal_segment_t *s = shoal_tls.setup->local[seg];
+    if (!s->base || offset > s->size || len > s->size - offset) return SHOAL_TLS_OUT_OF_RANGE;
+    if (write && len && s->ro_len && offset < s->ro_offset + s->ro_len && s->ro_offset < offset + len)
+        return SHOAL_TLS_READ_ONLY;
+    return 0;
+}
+
+static int drain(SSL *ssl, uint64_t len, char *scratch)
+{
+    while (len) {
+        size_t n = len < DRAIN_SIZE ? (size_t)len : DRAIN_SIZE;
+        if (shoal_tls_read(ssl, scratch, n) != 0) return -1;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Applies one request. Returns -1 when the stream is broken or closed. */
+static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
+{
+    struct shoal_tls_req q;
+    if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
+    struct shoal_tls_rep rep = {0, 0, 0};
+    switch (q.op) {
+    case SHOAL_TLS_PUT: {
+        enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 1);
+        if (no) {
+            if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
+            return drain(ssl, q.len, scratch);
+        }
+        if (shoal_tls_read(ssl, shoal_tls.setup->local[q.seg]->base + q.offset, q.len) != 0) return -1;
+        /* A later request's effects (a flag, a signal) must not be seen first. */
+        atomic_thread_fence(memory_order_release);
+        return 0;
+    }
+    case SHOAL_TLS_GET: {
+        enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 0);
+        rep.status = no;
+        rep.value = q.offset;
+        if (shoal_tls_write(ssl, &rep, sizeof rep) != 0) return -1;
+        if (no) return 0;
+        atomic_thread_fence(memory_order_acquire);
+        return shoal_tls_write(ssl, shoal_tls.setup->local[q.seg]->base + q.offset, q.len);
+    }
+    case SHOAL_TLS_AMO: {
+        enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.elem, q.amo_op != SHOAL_AMO_FETCH);
+        if (!no && ((q.elem != 4 && q.elem != 8) || q.offset % q.elem || q.amo_op > SHOAL_AMO_XOR))
+            no = SHOAL_TLS_BAD_REQUEST;
+        if (!no) {
+            char *p = shoal_tls.setup->local[q.seg]->base + q.offset;
+            rep.value = shoal_cpu_amo(p, q.elem, (enum shoal_amo_op)q.amo_op, q.operand, q.cond);
+        } else if (!q.fetch) {
+            if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
+            return 0;
+        } else {
+            rep = (struct shoal_tls_rep){no, 0, q.offset};
+        }
+        return q.fetch ? shoal_tls_write(ssl, &rep, sizeof rep) : 0;
+    }
+    case SHOAL_TLS_FLUSH:
+        rep = *pending;
+        *pending = (struct shoal_tls_rep){0, 0, 0};
+        return shoal_tls_write(ssl, &rep, sizeof rep);
+    default:
+        /* Nothing after an unknown header can be trusted to be in step. */
+        shoal_error("tls", "malformed request (op %u) on a stream: closing it", q.op);
+        return -1;
+    }
+}
+
+static void set_blocking(int fd, int blocking)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
+}
+
+static void *serve_stream(void *arg)
+{
+    struct shoal_tls_server *s = arg;
+    char reason[200];
+    sigset_t unused;
+    shoal_tls_sigpipe_block(&unused); /* for the thread's whole life */
+    set_blocking(s->fd, 0);
+    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, reason, sizeof reason);
+    atomic_fetch_sub(&shoal_tls.handshakes, 1);
+    char *scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
+    if (!ssl) {
+        if (!atomic_load(&shoal_tls.stopping)) note_refusal(&s->from, reason);
+    } else if (scratch) {
+        set_blocking(s->fd, 1);
+        struct shoal_tls_rep pending = {0, 0, 0};
+        while (serve_one(ssl, &pending, scratch) == 0) {
+        }
+    }
+    free(scratch);
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    if (s->prev) s->prev->next = s->next; else shoal_tls.servers = s->next;
+    if (s->next) s->next->prev = s->prev;
+    close(s->fd);
+    if (!shoal_tls.servers) pthread_cond_broadcast(&servers_gone);
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+    if (ssl) shoal_tls_lib.free_(ssl);
+    free(s);
+    return NULL;
+}
+
+static void start_stream(int fd, const struct sockaddr_in *from)
+{
+    if (atomic_fetch_add(&shoal_tls.handshakes, 1) >= HANDSHAKES_MAX) {
+        atomic_fetch_sub(&shoal_tls.handshakes, 1);
+        note_refusal(from, "too many handshakes in progress");
+        close(fd);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct shoal_tls_server *s = calloc(1, sizeof *s);
+    pthread_attr_t attr;
+    pthread_t t;
+    if (!s || pthread_attr_init(&attr) != 0) {
+        free(s);
+        atomic_fetch_sub(&shoal_tls.handshakes, 1);
+        close(fd);
+        return;
+    }
+    s->fd = fd;
+    s->from = *from;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    s->next = shoal_tls.servers;
+    if (s->next) s->next->prev = s;
+    shoal_tls.servers = s;
+    int rc = pthread_create(&t, &attr, serve_stream, s);
+    if (rc != 0) {
+        shoal_tls.servers = s->next;
+        if (s->next) s->next->prev = NULL;
+    }
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
+        atomic_fetch_sub(&shoal_tls.handshakes, 1);
+        close(fd);
+        free(s);
+    }
+}
+
+static void *accept_loop(void *arg)
+{
+    (void)arg;
+    struct pollfd p[2] = {{.fd = shoal_tls.listen_fd, .events = POLLIN}, {.fd = wake_pipe[0], .events = POLLIN}};
+    while (!atomic_load(&shoal_tls.stopping)) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            shoal_error("tls", "poll on the listening socket failed: %s", strerror(errno));
+            break;
+        }
+        if (p[1].revents) break;
+        if (!(p[0].revents & POLLIN)) continue;
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        int fd = accept4(shoal_tls.listen_fd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                shoal_error("tls", "cannot accept a peer's stream: %s (raise the limit on open files, ulimit -n)",
+                            strerror(errno));
+            continue;
+        }
+        start_stream(fd, &from);
+    }
+    return NULL;
+}
+
+shoal_status_t shoal_tls_server_start(char *err, size_t errlen)
+{
+    if (pipe2(wake_pipe, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return SHOAL_ERR_SYS;
+    }
+    int rc = pthread_create(&shoal_tls.acceptor, NULL, accept_loop, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the transport's acceptor thread: %s", strerror(rc));
+        return SHOAL_ERR_SYS;
+    }
+    shoal_tls.acceptor_started = 1;
+    return SHOAL_OK;
+}
+
+/* Every peer has stopped sending (the caller synchronised with them): wake
+ * the threads blocked in reads and wait until each has ended. */
+void shoal_tls_server_stop(void)
+{
+    atomic_store(&shoal_tls.stopping, 1);
+    if (shoal_tls.acceptor_started) {
+        char c = 1;
+        if (write(wake_pipe[1], &c, 1) < 0) shoal_debug("tls", "waking the acceptor: %s", strerror(errno));
+        pthread_join(shoal_tls.acceptor, NULL);
+        shoal_tls.acceptor_started = 0;
+    }
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) shutdown(s->fd, SHUT_RDWR);
+    while (shoal_tls.servers) pthread_cond_wait(&servers_gone, &shoal_tls.serve_lock);
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+    for (int i = 0; i < 2; i++)
+        if (wake_pipe[i] >= 0) close(wake_pipe[i]);
+    wake_pipe[0] = wake_pipe[1] = -1;
+    if (shoal_tls.listen_fd >= 0) close(shoal_tls.listen_fd);
+    shoal_tls.listen_fd = -1;
+}

@@ -1,0 +1,283 @@
+/* tls_ssl.c: OpenSSL for the encrypted transport. libssl is loaded when a
+ * job first needs it, as libfabric is, so the library has no OpenSSL
+ * dependency and one-host programs never load it.
+ *
+ * Streams are TLS 1.3 with one cipher suite, TLS_AES_128_GCM_SHA256: the
+ * one kernel TLS and AES-NI both do fastest. The job key is an external
+ * PSK under a fixed identity; key exchange stays (EC)DHE, so a recorded
+ * stream stays private even if the job key leaks later. The server has no
+ * certificate, so a peer without the key cannot complete a handshake. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/err.h>
+
+#include "transport/tls/tls.h"
+#include "util/log.h"
+
+struct shoal_tls_lib shoal_tls_lib;
+#define L shoal_tls_lib
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+
+static const unsigned char psk_identity[] = "shoal-transport-psk-v1";
+
+static void load(void)
+{
+    void *crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    void *ssl = crypto ? dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!ssl) {
+        snprintf(load_error, sizeof load_error, "cannot load OpenSSL 3 (%s): install libssl3", dlerror());
+        return;
+    }
+    const char *missing = NULL;
+#define RESOLVE(lib, field, name)                                   \
+    do {                                                            \
+        *(void **)&L.field = dlsym(lib, name);                      \
+        if (!L.field && !missing) missing = name;                   \
+    } while (0)
+    RESOLVE(ssl, TLS_method, "TLS_method");
+    RESOLVE(ssl, CTX_new, "SSL_CTX_new");
+    RESOLVE(ssl, CTX_free, "SSL_CTX_free");
+    RESOLVE(ssl, CTX_ctrl, "SSL_CTX_ctrl");
+    RESOLVE(ssl, CTX_set_options, "SSL_CTX_set_options");
+    RESOLVE(ssl, CTX_set_ciphersuites, "SSL_CTX_set_ciphersuites");
+    RESOLVE(ssl, CTX_set_num_tickets, "SSL_CTX_set_num_tickets");
+    RESOLVE(ssl, CTX_set_psk_use_session_callback, "SSL_CTX_set_psk_use_session_callback");
+    RESOLVE(ssl, CTX_set_psk_find_session_callback, "SSL_CTX_set_psk_find_session_callback");
+    RESOLVE(ssl, new_, "SSL_new");
+    RESOLVE(ssl, free_, "SSL_free");
+    RESOLVE(ssl, set_fd, "SSL_set_fd");
+    RESOLVE(ssl, connect, "SSL_connect");
+    RESOLVE(ssl, accept, "SSL_accept");
+    RESOLVE(ssl, read_ex, "SSL_read_ex");
+    RESOLVE(ssl, write_ex, "SSL_write_ex");
+    RESOLVE(ssl, get_error, "SSL_get_error");
+    RESOLVE(ssl, get_wbio, "SSL_get_wbio");
+    RESOLVE(ssl, get_rbio, "SSL_get_rbio");
+    RESOLVE(ssl, CIPHER_find, "SSL_CIPHER_find");
+    RESOLVE(ssl, CIPHER_get_handshake_digest, "SSL_CIPHER_get_handshake_digest");
+    RESOLVE(ssl, SESSION_new, "SSL_SESSION_new");
+    RESOLVE(ssl, SESSION_free, "SSL_SESSION_free");
+    RESOLVE(ssl, SESSION_get0_cipher, "SSL_SESSION_get0_cipher");
+    RESOLVE(ssl, SESSION_set1_master_key, "SSL_SESSION_set1_master_key");
+    RESOLVE(ssl, SESSION_set_cipher, "SSL_SESSION_set_cipher");
+    RESOLVE(ssl, SESSION_set_protocol_version, "SSL_SESSION_set_protocol_version");
+    RESOLVE(crypto, BIO_ctrl, "BIO_ctrl");
+    RESOLVE(crypto, ERR_get_error, "ERR_get_error");
+    RESOLVE(crypto, ERR_clear_error, "ERR_clear_error");
+    RESOLVE(crypto, ERR_error_string_n, "ERR_error_string_n");
+    RESOLVE(crypto, OpenSSL_version, "OpenSSL_version");
+#undef RESOLVE
+    if (missing) snprintf(load_error, sizeof load_error, "OpenSSL has no %s", missing);
+}
+
+shoal_status_t shoal_tls_load(char *err, size_t errlen)
+{
+    pthread_once(&load_once, load);
+    if (!load_error[0]) return SHOAL_OK;
+    snprintf(err, errlen, "%s", load_error);
+    return SHOAL_ERR_SYS;
+}
+
+static SSL_SESSION *psk_session(SSL *ssl)
+{
+    static const unsigned char aes128_sha256[2] = {0x13, 0x01};
+    const SSL_CIPHER *cipher = L.CIPHER_find(ssl, aes128_sha256);
+    SSL_SESSION *s = L.SESSION_new();
+    if (!cipher || !s || !L.SESSION_set1_master_key(s, shoal_tls.key, SHOAL_TLS_KEY_LEN) ||
+        !L.SESSION_set_cipher(s, cipher) || !L.SESSION_set_protocol_version(s, TLS1_3_VERSION)) {
+        if (s) L.SESSION_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Client: offers the job key; OpenSSL takes ownership of the session. */
+static int use_psk(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen, SSL_SESSION **sess)
+{
+    SSL_SESSION *s = psk_session(ssl);
+    if (!s) return 0;
+    if (md && L.CIPHER_get_handshake_digest(L.SESSION_get0_cipher(s)) != md) {
+        L.SESSION_free(s);
+        *sess = NULL;
+        *id = NULL;
+        *idlen = 0;
+        return 1;
+    }
+    *sess = s;
+    *id = psk_identity;
+    *idlen = sizeof psk_identity - 1;
+    return 1;
+}
+
+/* Server: one identity; anything else gets no key and fails. */
+static int find_psk(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess)
+{
+    *sess = NULL;
+    if (idlen != sizeof psk_identity - 1 || memcmp(id, psk_identity, idlen) != 0) return 1;
+    *sess = psk_session(ssl);
+    return *sess != NULL;
+}
+
+static SSL_CTX *make_ctx(int server)
+{
+    SSL_CTX *ctx = L.CTX_new(L.TLS_method());
+    if (!ctx) return NULL;
+    if (!L.CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL) ||
+        !L.CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, NULL) ||
+        !L.CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256")) {
+        L.CTX_free(ctx);
+        return NULL;
+    }
+    /* Kernel TLS where the kernel has the tls module: records are then
+     * encrypted in the kernel and data moves with plain send/recv. */
+    L.CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
+    /* Reads pull whole records at once: fewer system calls per request. */
+    L.CTX_ctrl(ctx, SSL_CTRL_SET_READ_AHEAD, 1, NULL);
+    L.CTX_ctrl(ctx, SSL_CTRL_MODE, SSL_MODE_AUTO_RETRY, NULL);
+    if (server) {
+        L.CTX_set_num_tickets(ctx, 0); /* no resumption: every stream proves the key afresh */
+        L.CTX_set_psk_find_session_callback(ctx, find_psk);
+    } else {
+        L.CTX_set_psk_use_session_callback(ctx, use_psk);
+    }
+    return ctx;
+}
+
+shoal_status_t shoal_tls_contexts(const unsigned char key[SHOAL_TLS_KEY_LEN], char *err, size_t errlen)
+{
+    memcpy(shoal_tls.key, key, SHOAL_TLS_KEY_LEN);
+    shoal_tls.client_ctx = make_ctx(0);
+    shoal_tls.server_ctx = shoal_tls.client_ctx ? make_ctx(1) : NULL;
+    if (shoal_tls.server_ctx) return SHOAL_OK;
+    char reason[200];
+    shoal_tls_reason(NULL, 0, reason, sizeof reason);
+    snprintf(err, errlen, "cannot set up TLS 1.3 with TLS_AES_128_GCM_SHA256: %s", reason);
+    shoal_tls_contexts_free();
+    return SHOAL_ERR_SYS;
+}
+
+void shoal_tls_contexts_free(void)
+{
+    if (shoal_tls.client_ctx) L.CTX_free(shoal_tls.client_ctx);
+    if (shoal_tls.server_ctx) L.CTX_free(shoal_tls.server_ctx);
+    shoal_tls.client_ctx = shoal_tls.server_ctx = NULL;
+}
+
+void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len)
+{
+    int saved = errno;
+    int e = ssl ? L.get_error(ssl, ret) : SSL_ERROR_SSL;
+    unsigned long code = L.ERR_get_error();
+    if (code)
+        L.ERR_error_string_n(code, reason, len);
+    else if (e == SSL_ERROR_SYSCALL && saved)
+        snprintf(reason, len, "%s", strerror(saved));
+    else if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL)
+        snprintf(reason, len, "connection closed by the peer");
+    else
+        snprintf(reason, len, "TLS error %d", e);
+    L.ERR_clear_error();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_t len)
+{
+    SSL *ssl = L.new_(server ? shoal_tls.server_ctx : shoal_tls.client_ctx);
+    if (!ssl || !L.set_fd(ssl, fd)) {
+        shoal_tls_reason(NULL, 0, reason, len);
+        if (ssl) L.free_(ssl);
+        return NULL;
+    }
+    /* The socket is non-blocking for the handshake, so a silent peer cannot
+     * hold this thread past the deadline. */
+    double deadline = now_s() + seconds;
+    for (;;) {
+        L.ERR_clear_error();
+        int r = server ? L.accept(ssl) : L.connect(ssl);
+        if (r == 1) return ssl;
+        int e = L.get_error(ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            shoal_tls_reason(ssl, r, reason, len);
+            L.free_(ssl);
+            return NULL;
+        }
+        double left = deadline - now_s();
+        struct pollfd p = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) == 0) {
+            snprintf(reason, len, "handshake timed out after %.0f s", seconds);
+            L.free_(ssl);
+            return NULL;
+        }
+    }
+}
+
+int shoal_tls_is_ktls(SSL *ssl)
+{
+    return L.BIO_ctrl(L.get_wbio(ssl), BIO_CTRL_GET_KTLS_SEND, 0, NULL) > 0 &&
+           L.BIO_ctrl(L.get_rbio(ssl), BIO_CTRL_GET_KTLS_RECV, 0, NULL) > 0;
+}
+
+/* A peer that has gone makes a write fail with EPIPE (OpenSSL writes alerts
+ * from its reads too); the SIGPIPE the kernel raises with it must not kill
+ * the program, which reports the failure instead. So SIGPIPE is blocked
+ * while this thread works on a stream, and any it raised is taken back. */
+void shoal_tls_sigpipe_block(sigset_t *old)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, old);
+}
+
+void shoal_tls_sigpipe_restore(const sigset_t *old)
+{
+    if (!sigismember(old, SIGPIPE)) {
+        sigset_t pipe_only, pending;
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+            const struct timespec now = {0, 0};
+            sigtimedwait(&pipe_only, NULL, &now);
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+int shoal_tls_write(SSL *ssl, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        size_t done = 0;
+        if (!L.write_ex(ssl, p, len, &done)) return -1;
+        p += done;
+        len -= done;
+    }
+    return 0;
+}
+
+int shoal_tls_read(SSL *ssl, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len) {
+        size_t done = 0;
+        if (!L.read_ex(ssl, p, len, &done)) return -1;
+        p += done;
+        len -= done;
+    }
+    return 0;
+}
