@@ -13,6 +13,11 @@
 #                                    same check finds plaintext. With x509:
 #                                    certificates instead of the secret, and
 #                                    their names and bytes must not show
+#   data_capture OSHRUN MARKER_JOB   every TCP connection of a 2x2 job
+#                                    moving a marker is TLS 1.3 with the
+#                                    marker nowhere; SHMEM_ENCRYPT=off is caught
+#   encrypt_required OSHRUN LONG_JOB SHMEM_ENCRYPT=required refuses the fabric
+#                                    forced across hosts, and alone encrypts
 #   wrong_secret OSHRUN LONG_JOB     node 1 with another secret is refused
 #   kill_host OSHRUN LONG_JOB        every PE of host 1 SIGKILLed: both
 #                                    oshruns end non-zero within seconds
@@ -155,9 +160,11 @@ expect_no_leftovers() {
     fail "processes left in the namespaces:$left"
 }
 
-# capture_start R FILE: tcpdump on host R's interface, bootstrap port only.
+# capture_start R FILE [FILTER]: tcpdump on host R's interface, the
+# bootstrap port only unless FILTER says otherwise.
 capture_start() {
-    hosts_spawn "$1" tcpdump -Z root -U --immediate-mode -n -i "$HOSTS_IFACE" -w "$2" "tcp port $PORT" 2>"$2.err"
+    hosts_spawn "$1" tcpdump -Z root -U --immediate-mode -B 65536 -n -i "$HOSTS_IFACE" -w "$2" "${3:-tcp port $PORT}" \
+        2>"$2.err"
     CAP_PID=$HOSTS_PID
     local i
     for ((i = 0; i < 50; i++)); do
@@ -182,11 +189,12 @@ capture_stop() {
         fail "tcpdump wrote ${got:-?} of ${took:-?} packets (${dropped:-?} dropped): the capture is incomplete"
 }
 
-# pcap_check FILE WANT_RC NEEDLE-ARGS...: runs the checker, output shown.
+# pcap_check FILE WANT_RC NEEDLE-ARGS...: runs the checker on the bootstrap
+# port (every TCP connection when CHECK_PORT=all), output shown.
 pcap_check() {
     local file=$1 want=$2 rc
     shift 2
-    "$py" "$here/pcap_check.py" "$file" "$PORT" "$@" >"$file.check" 2>&1
+    "$py" "$here/pcap_check.py" "$file" "${CHECK_PORT:-$PORT}" "$@" >"$file.check" 2>&1
     rc=$?
     sed 's/^/    /' "$file.check"
     [ "$rc" = "$want" ] || fail "pcap_check on $(basename "$file") exited $rc, want $want"
@@ -339,6 +347,81 @@ bootstrap_capture)
             pcap_check "$dir/plain.pcap" 1 "${needles[@]}"
         fi
     done
+    ;;
+
+data_capture)
+    # Every TCP connection of a 2 hosts x 2 PEs job that moves a marker with
+    # puts, gets and atomics: with the default policy the data go over the
+    # encrypted transport and the capture is TLS 1.3 only, marker nowhere;
+    # with SHMEM_ENCRYPT=off (libfabric tcp) the same check must find it.
+    OSHRUN=${1:?data_capture OSHRUN MARKER_JOB}
+    prog=${2:?}
+    need_multinode "$OSHRUN"
+    command -v tcpdump >/dev/null 2>&1 || { echo "SKIP: no tcpdump"; exit 77; }
+    hosts_up 2
+    make_secret "$OSHRUN" "$dir/secret" || exit 1
+    tag="mk$$x$RANDOM"
+    needles=(--secret-file "$dir/secret" --forbid "shoal-marker:$tag:")
+    CHECK_PORT=all
+    for mode in auto off; do
+        JOB_ENV=("SHMEM_BOOTSTRAP_SECRET_FILE=$dir/secret" "SHMEM_INFO=1" "SHMEM_ENCRYPT=$mode")
+        capture_start 0 "$dir/$mode.pcap" tcp || exit 1
+        JOB_TIMEOUT=80
+        job_start 2 2 "$prog" "$tag" 3
+        job_wait 90
+        capture_stop "$dir/$mode.pcap"
+        for r in 0 1; do
+            if [ "${NODE_RC[r]}" != 0 ]; then
+                fail "$mode: node $r exited ${NODE_RC[r]}, want 0"
+                show_node "$r"
+            fi
+        done
+        grep -q "marker_job: 3 rounds on 4 PEs" "$dir/node0.out" || fail "$mode: the job did not finish its rounds"
+        expect_no_leftovers
+        listens=$(grep -h "listens on" "$dir/node0.out" "$dir/node1.out")
+        echo "$listens" | sed 's/^/    /'
+        if [ $mode = auto ]; then
+            [ "$(echo "$listens" | grep -c 'listens on tls ')" = 4 ] ||
+                fail "auto: not every PE used the encrypted transport"
+            echo "$listens" | grep -q "listens on tls $(hosts_addr 0):" ||
+                fail "auto: host 0's PEs do not listen on the job's address $(hosts_addr 0)"
+            note "auto: every TCP connection must be TLS 1.3, the marker nowhere"
+            pcap_check "$dir/$mode.pcap" 0 "${needles[@]}"
+        else
+            echo "$listens" | grep -q 'listens on tls ' && fail "off: a PE used the encrypted transport"
+            note "SHMEM_ENCRYPT=off: the same check must find the marker (proves it can fail)"
+            pcap_check "$dir/$mode.pcap" 1 "${needles[@]}"
+            grep -q "FOUND: .*text 'shoal-marker:$tag:' in the clear" "$dir/$mode.pcap.check" ||
+                fail "off: the marker itself was not found in the clear"
+        fi
+    done
+    ;;
+
+encrypt_required)
+    # SHMEM_ENCRYPT=required with the fabric forced across hosts must refuse
+    # to start with one line saying why, on every node.
+    OSHRUN=${1:?encrypt_required OSHRUN LONG_JOB}
+    prog=${2:?}
+    need_multinode "$OSHRUN"
+    hosts_up 2
+    make_secret "$OSHRUN" "$dir/secret" || exit 1
+    JOB_ENV=("SHMEM_BOOTSTRAP_SECRET_FILE=$dir/secret" "SHMEM_ENCRYPT=required" "SHMEM_TRANSPORT=ofi")
+    JOB_TIMEOUT=30
+    job_start 2 1 "$prog" 5
+    job_wait 40
+    for r in 0 1; do
+        [ "${NODE_RC[r]}" != 0 ] || fail "node $r exited 0 with SHMEM_ENCRYPT=required and SHMEM_TRANSPORT=ofi"
+    done
+    grep -h "SHMEM_ENCRYPT=required, but SHMEM_TRANSPORT=ofi carries data between the job's 2 hosts unencrypted" \
+        "$dir/node0.err" "$dir/node1.err" >/dev/null || { fail "no line naming the refusal"; show_node 0; }
+    expect_no_leftovers
+    # And with required alone the job runs, encrypted.
+    JOB_ENV=("SHMEM_BOOTSTRAP_SECRET_FILE=$dir/secret" "SHMEM_ENCRYPT=required" "SHMEM_INFO=1")
+    job_start 2 1 "$prog" 5
+    job_wait 60
+    for r in 0 1; do [ "${NODE_RC[r]}" = 0 ] || { fail "required: node $r exited ${NODE_RC[r]}"; show_node "$r"; }; done
+    grep -q "listens on tls " "$dir/node0.out" || fail "required: node 0's PE did not use the encrypted transport"
+    expect_no_leftovers
     ;;
 
 wrong_secret)

@@ -2,12 +2,12 @@
 """pcap_check.py: is every TCP connection to PORT in a capture TLS 1.3, and
 does no forbidden plaintext appear in it?
 
-    pcap_check.py CAPTURE.pcap PORT [--secret-file F] [--forbid TEXT]...
+    pcap_check.py CAPTURE.pcap PORT|all [--secret-file F] [--forbid TEXT]...
                   [--forbid-hex HEX]... [--forbid-ip A.B.C.D]...
 
 Reads the capture itself (classic pcap; Ethernet, Linux cooked or raw IP),
 reassembles each direction of each TCP connection whose server port is PORT
-by sequence number, then checks:
+(every TCP connection with "all") by sequence number, then checks:
 
   * TLS 1.3: both directions parse, from their first byte to their last,
     as TLS records; the client's first record is a ClientHello offering
@@ -78,8 +78,10 @@ def ip_payload(linktype, frame):
 
 
 def tcp_streams(path, port):
-    """{(client, cport, server, sport): {"c2s": bytes, "s2c": bytes}}."""
+    """{(client, cport, server, sport): {"c2s": bytes, "s2c": bytes}}. Port 0:
+    every TCP connection, the client being the side that sent the first SYN."""
     segs = {}  # (src, sport, dst, dport) -> {"isn": int|None, "data": [(seq, bytes)]}
+    clients = set()  # (src, sport, dst, dport) of pure SYNs
     for linktype, frame in read_pcap(path):
         ip = ip_payload(linktype, frame)
         if ip is None or len(ip) < 20 or ip[9] != 6:
@@ -91,7 +93,7 @@ def tcp_streams(path, port):
         if len(tcp) < 20:
             continue
         sport, dport, seq = struct.unpack(">HHI", tcp[:8])
-        if port not in (sport, dport):
+        if port and port not in (sport, dport):
             continue
         doff = (tcp[12] >> 4) * 4
         flags = tcp[13]
@@ -99,6 +101,8 @@ def tcp_streams(path, port):
         st = segs.setdefault(key, {"isn": None, "data": []})
         if flags & 0x02:  # SYN
             st["isn"] = seq
+            if not flags & 0x10:
+                clients.add(key)
         payload = bytes(tcp[doff:])
         if payload:
             st["data"].append((seq, payload))
@@ -106,7 +110,13 @@ def tcp_streams(path, port):
     for (src, sport, dst, dport), st in segs.items():
         if not st["data"] and st["isn"] is None:
             continue
-        if dport == port:
+        if port:
+            to_server = dport == port
+        elif (src, sport, dst, dport) in clients or (dst, dport, src, sport) in clients:
+            to_server = (src, sport, dst, dport) in clients
+        else:  # the handshake was not captured: call the lower port the server
+            to_server = dport < sport
+        if to_server:
             conn, direction = (src, sport, dst, dport), "c2s"
         else:
             conn, direction = (dst, dport, src, sport), "s2c"
@@ -265,7 +275,7 @@ def main(argv):
     if len(argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    path, port = argv[1], int(argv[2])
+    path, port = argv[1], (0 if argv[2] == "all" else int(argv[2]))
     args = {"forbid": [], "forbid_hex": [], "forbid_ip": [], "secret_file": []}
     i = 3
     while i < len(argv):
@@ -281,7 +291,7 @@ def main(argv):
         print("pcap_check.py: cannot read %s: %s" % (path, e), file=sys.stderr)
         return 2
     if not conns:
-        print("pcap_check.py: no TCP connection to port %d in %s" % (port, path), file=sys.stderr)
+        print("pcap_check.py: no TCP connection to port %s in %s" % (port or "any", path), file=sys.stderr)
         return 2
     forbidden = needles(args)
     findings, notes = [], []
@@ -296,8 +306,8 @@ def main(argv):
                 at = data.find(b)
                 if at >= 0:
                     findings.append("%s: %s in the clear (%s, offset %d)" % (name, desc, direction, at))
-    print("pcap_check: %d connection(s) to port %d, %d payload bytes, %d forbidden needles"
-          % (len(conns), port, total, len(forbidden)))
+    print("pcap_check: %d connection(s) to port %s, %d payload bytes, %d forbidden needles"
+          % (len(conns), port or "any", total, len(forbidden)))
     for n in notes:
         print("  note: " + n)
     for f in findings:
