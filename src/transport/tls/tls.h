@@ -113,6 +113,7 @@ struct shoal_tls_lib {
     __typeof__(SSL_CTX_set_options) *CTX_set_options;
     __typeof__(SSL_CTX_set_ciphersuites) *CTX_set_ciphersuites;
     __typeof__(SSL_CTX_set_num_tickets) *CTX_set_num_tickets;
+    __typeof__(SSL_CTX_set_default_read_buffer_len) *CTX_set_default_read_buffer_len;
     __typeof__(SSL_CTX_set_psk_use_session_callback) *CTX_set_psk_use_session_callback;
     __typeof__(SSL_CTX_set_psk_find_session_callback) *CTX_set_psk_find_session_callback;
     __typeof__(SSL_new) *new_;

@@ -28,6 +28,8 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[256];
 
 static const unsigned char psk_identity[] = "shoal-transport-psk-v1";
+/* Bytes one read may pull from the socket (many 16 KiB records). */
+#define READ_BUFFER ((size_t)256 * 1024)
 
 static void load(void)
 {
@@ -50,6 +52,7 @@ static void load(void)
     RESOLVE(ssl, CTX_set_options, "SSL_CTX_set_options");
     RESOLVE(ssl, CTX_set_ciphersuites, "SSL_CTX_set_ciphersuites");
     RESOLVE(ssl, CTX_set_num_tickets, "SSL_CTX_set_num_tickets");
+    RESOLVE(ssl, CTX_set_default_read_buffer_len, "SSL_CTX_set_default_read_buffer_len");
     RESOLVE(ssl, CTX_set_psk_use_session_callback, "SSL_CTX_set_psk_use_session_callback");
     RESOLVE(ssl, CTX_set_psk_find_session_callback, "SSL_CTX_set_psk_find_session_callback");
     RESOLVE(ssl, new_, "SSL_new");
@@ -140,8 +143,9 @@ static SSL_CTX *make_ctx(int server)
     /* Kernel TLS where the kernel has the tls module: records are then
      * encrypted in the kernel and data moves with plain send/recv. */
     L.CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
-    /* Reads pull whole records at once: fewer system calls per request. */
+    /* Reads pull many records at once: fewer system calls per request. */
     L.CTX_ctrl(ctx, SSL_CTRL_SET_READ_AHEAD, 1, NULL);
+    L.CTX_set_default_read_buffer_len(ctx, READ_BUFFER);
     L.CTX_ctrl(ctx, SSL_CTRL_MODE, SSL_MODE_AUTO_RETRY, NULL);
     if (server) {
         L.CTX_set_num_tickets(ctx, 0); /* no resumption: every stream proves the key afresh */
