@@ -1,14 +1,16 @@
 #!/bin/sh
 # test.sh: builds Shoal and runs every test (unit, API under oshrun with 1,
 # 2, 4 and 8 PEs, launcher, bad input, names, install), then every API test
-# over the libfabric transport (SHMEM_TRANSPORT=ofi on loopback), jobs
+# over the libfabric transport (SHMEM_TRANSPORT=ofi on loopback) and over
+# the encrypted one (SHMEM_TRANSPORT=tls), jobs
 # spanning network-namespace "hosts", jobs started by MPICH's mpiexec and
 # Open MPI's mpirun, then the stress
 # tests (the API at 16 PEs, the randomized soak, heap stress, a 16 GiB
 # heap) and the start-up scale table, then the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
 # ThreadSanitizer, one 2-PE run under valgrind's memcheck, and a bounded
-# libFuzzer run of each fuzz target. Prints the time each stage took.
+# libFuzzer run of each fuzz target. Prints the time each stage took, and
+# ends with one line "N passed, N failed" (ctest cases plus the other checks).
 #   SHOAL_SKIP_STRESS=1      leaves out the stress stage
 #   SHOAL_SKIP_SANITIZERS=1  leaves out ASan/UBSan, TSan and valgrind
 #   SHOAL_SOAK_SECONDS=N     soak length (default 60 s at 4 PEs, half at 16)
@@ -36,6 +38,29 @@ stage_end() {
     stage_start=0
 }
 
+# Totals for the closing "N passed, N failed" line: every ctest run's
+# counts, plus one for each check that is not a ctest (install, valgrind,
+# fuzzing). Printed on any exit, a failing one included.
+totals=$(mktemp "${TMPDIR:-/tmp}/shoal-test-totals.XXXXXX")
+trap 'awk "{p += \$1; f += \$2} END {printf \"%d passed, %d failed\\n\", p, f}" "$totals"; rm -f "$totals"' EXIT
+ct() { # build-dir, ctest args...: ctest with its counts added to the totals
+    dir=$1; shift
+    log=$(mktemp "${TMPDIR:-/tmp}/shoal-ctest.XXXXXX")
+    (cd "$dir" && ctest "$@") >"$log" 2>&1 &
+    tail --pid=$! -n +1 -f "$log"
+    summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+$' "$log" | tail -n 1)
+    rm -f "$log"
+    failed=$(echo "$summary" | sed -n 's/.*passed, \([0-9]*\) tests\{0,1\} failed out of.*/\1/p')
+    total=$(echo "$summary" | sed -n 's/.* out of \([0-9]*\)$/\1/p')
+    [ -n "$total" ] || { echo "0 1" >>"$totals"; return 1; }
+    echo "$((total - failed)) $failed" >>"$totals"
+    [ "$failed" = 0 ]
+}
+check() { # name, command...: a check that is not a ctest, counted
+    name=$1; shift
+    if "$@"; then echo "1 0" >>"$totals"; else echo "0 1" >>"$totals"; echo "FAILED: $name"; return 1; fi
+}
+
 configure() { # build-dir, extra cmake args...
     dir=$1; shift
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
@@ -44,25 +69,27 @@ run_suite() { # build-dir, extra cmake args...: every test but the stress ones
     dir=$1
     configure "$@"
     cmake --build "$dir" -j"$jobs"
-    (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|netns|pmi')
+    ct "$dir" --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|tls|netns|pmi'
 }
 
 total_start=$(date +%s)
 stage "release build: all tests"
 run_suite build-test
 stage "install check: oshcc, pkg-config and find_package(Shoal) from an installed tree"
-sh tests/install/check_install.sh "$PWD/build-test"
+check "install check" sh tests/install/check_install.sh "$PWD/build-test"
 stage "fabric path: every API test over libfabric (tcp;ofi_rxm on loopback) at 2 and 4 PEs"
-(cd build-test && ctest --output-on-failure -j"$jobs" --timeout 300 -L ofi)
+ct build-test --output-on-failure -j"$jobs" --timeout 300 -L ofi
+stage "encrypted transport: every API test over TLS 1.3 streams (loopback) at 2 and 4 PEs, strangers refused"
+ct build-test --output-on-failure -j"$jobs" --timeout 300 -L tls
 stage "hosts: jobs across network namespaces (TLS bootstrap, capture, wrong secret, a host killed)"
-(cd build-test && ctest --output-on-failure --timeout 600 -L netns)
+ct build-test --output-on-failure --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
-(cd build-test && ctest --output-on-failure -j"$jobs" --timeout 300 -L pmi)
+ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
 
 if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then
     stage "stress: API tests at 16 PEs, randomized soak, heap stress, 16 GiB heap"
     if [ -n "${SHOAL_SOAK_SECONDS:-}" ]; then configure build-test -DSHOAL_SOAK_SECONDS="$SHOAL_SOAK_SECONDS"; fi
-    (cd build-test && ctest --output-on-failure -j"$jobs" -L stress)
+    ct build-test --output-on-failure -j"$jobs" -L stress
     # The soak's seeds and counts, the heap stress time and the RSS lines.
     grep -E '^(soak: seed|malloc_stress:|bigheap: ([0-9]+ PEs|PE 0 ))' build-test/Testing/Temporary/LastTest.log |
         sed 's/^/   /' || true
@@ -74,11 +101,12 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
     stage "address + undefined sanitizers: all tests"
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         run_suite build-asan -DSHOAL_SANITIZE=address,undefined
-    # The fabric transport under the same sanitizers: its own test and the
-    # RMA, atomic, signal and collective suites over libfabric.
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        ctest --output-on-failure -j"$jobs" --timeout 300 -L ofi \
-        -R '^(ofi\.transport|api\.(put_get|amo|signal|coll_reduce|ctx)\.ofi)\.np')
+    # Both transports between hosts under the same sanitizers: the fabric's
+    # own test and the RMA, atomic, signal, collective and context suites
+    # over libfabric and over TLS.
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ct build-asan --output-on-failure -j"$jobs" --timeout 300 -L 'ofi|tls' \
+        -R '^(ofi\.transport|api\.(put_get|amo|signal|coll_reduce|ctx)\.(ofi|tls))\.np'
 
     # Threaded tests: api.threads, api.ctx (threads with private contexts)
     # and the tests labelled "threads". Static data cannot be made
@@ -90,21 +118,25 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
         [ -e "$t" ] && tsan_targets="$tsan_targets api_$(basename "$t" .c)"
     done
     cmake --build build-tsan -j"$jobs" --target $tsan_targets
-    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        ctest --output-on-failure -j"$jobs" --timeout 300 -R '^api\.(threads[a-z_]*|ctx)\.np[0-9]+$')
+    # The same tests over the encrypted transport too: its streams are
+    # shared by threads and served by threads of their own.
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        ct build-tsan --output-on-failure -j"$jobs" --timeout 300 -R '^api\.(threads[a-z_]*|ctx)\.(tls\.)?np[0-9]+$'
 
     # memcheck on a release build: every RMA path on the heap and on
     # globals, at 2 PEs. No suppressions are needed.
     stage "valgrind memcheck: api.put_get and a short soak at 2 PEs"
     command -v valgrind >/dev/null 2>&1 || sh scripts/deps.sh valgrind
     vg="valgrind -q --error-exitcode=1 --leak-check=full"
-    build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/api/api_put_get
-    SHOAL_SOAK_STEPS=2000 SHOAL_SOAK_SEED=1 \
+    check "valgrind api.put_get" build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/api/api_put_get
+    SHMEM_TRANSPORT=tls check "valgrind api.put_get over tls" \
+        build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/api/api_put_get
+    SHOAL_SOAK_STEPS=2000 SHOAL_SOAK_SEED=1 check "valgrind soak" \
         build-test/tools/oshrun -n 2 --timeout 280 $vg build-test/tests/stress/stress_soak
 fi
 if [ "${SHOAL_SKIP_FUZZ:-0}" != 1 ]; then
     stage "fuzzing: configuration parser, oshrun arguments, bootstrap wire decoder"
-    sh fuzz/run_fuzzers.sh "${SHOAL_FUZZ_SECONDS:-30}"
+    check "fuzzing" sh fuzz/run_fuzzers.sh "${SHOAL_FUZZ_SECONDS:-30}"
 fi
 stage_end
 echo "== stage times"
