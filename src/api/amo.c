@@ -13,6 +13,7 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
         shoal_api_fail(call, "atomics on %zu-byte elements are not supported (4 or 8 bytes)", elem);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
+    if (op != SHOAL_AMO_FETCH) shoal_check_writable(call, "dest", dest, seg, off, elem, pe);
     if (SHOAL_UNLIKELY((uintptr_t)dest % elem))
         shoal_api_fail(call, "dest address %p is not aligned to its %zu-byte type", dest, elem);
     uint64_t value = operand ? shoal_elem_load(operand, elem) : 0, expected = cond ? shoal_elem_load(cond, elem) : 0, old;

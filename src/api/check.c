@@ -45,6 +45,16 @@ void shoal_api_fail_address(const char *call, const char *what, const void *addr
                    (void *)(d + shoal_rt.seg_size[SHOAL_SEG_DATA]));
 }
 
+void shoal_api_fail_readonly(const char *call, const char *what, const void *addr, size_t len, int pe)
+{
+    const shoal_segment_t *s = &shoal_rt.seg[SHOAL_SEG_DATA];
+    const char *ro = s->base + s->ro_offset;
+    shoal_api_fail(call,
+                   "%s address %p (%zu bytes) on PE %d lies in read-only static data [%p, %p) (RELRO: relocated "
+                   "constants); write into writable globals or the symmetric heap",
+                   what, addr, len, pe, (const void *)ro, (const void *)(ro + s->ro_len));
+}
+
 int shoal_api_ctx_pe_slow(const char *call, shmem_ctx_t ctx, int pe)
 {
     shoal_check_ctx(call, ctx);

@@ -40,6 +40,8 @@ static struct shoal_coll_buf sym(const char *call, const char *what, const void 
 {
     struct shoal_coll_buf b = {.published = 0};
     b.seg = shoal_check_symmetric(call, what, addr, bytes, &b.off);
+    /* Every member writes its own dest, and the same offsets everywhere. */
+    if (what[0] == 'd') shoal_check_writable(call, what, addr, b.seg, b.off, bytes, shoal_rt.my_pe);
     return b;
 }
 

@@ -42,6 +42,7 @@ static int lock_segment(const char *call, long *lock, size_t *offset)
 {
     shoal_check_init(call);
     int seg = shoal_check_symmetric(call, "lock", lock, sizeof *lock, offset);
+    shoal_check_writable(call, "lock", lock, seg, *offset, sizeof *lock, shoal_rt.my_pe);
     if (SHOAL_UNLIKELY((uintptr_t)lock % sizeof *lock))
         shoal_api_fail(call, "lock address %p is not aligned to a long", (void *)lock);
     return seg;

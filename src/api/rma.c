@@ -21,6 +21,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
+    shoal_check_writable(call, "dest", dest, seg, off, bytes, pe);
     shoal_check_local(call, "source", source, bytes);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
@@ -105,6 +106,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
+    shoal_check_writable(call, "dest", dest, seg, off, elem, pe);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         store_element(remote, value, elem);
@@ -131,9 +133,10 @@ void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, 
 
 /* The symmetric extent touched by count runs of run elements, the k-th run
  * starting stride*k elements from base. Fails the call if any of it is not
- * symmetric; returns the segment and the offset of base. */
+ * symmetric, or (write_pe >= 0: a put to that PE) is read-only; returns the
+ * segment and the offset of base. */
 static int check_strided(const char *call, const char *what, const void *base, ptrdiff_t stride, size_t count,
-                         size_t run, size_t elem, size_t *base_off)
+                         size_t run, size_t elem, int write_pe, size_t *base_off)
 {
     if (count == 0 || run == 0) return shoal_check_symmetric(call, what, base, 0, base_off);
     ptrdiff_t span;
@@ -145,6 +148,7 @@ static int check_strided(const char *call, const char *what, const void *base, p
     size_t extent = (size_t)(span < 0 ? -span : span) + run_bytes;
     size_t lo_off;
     int seg = shoal_check_symmetric(call, what, lo, extent, &lo_off);
+    if (write_pe >= 0) shoal_check_writable(call, what, lo, seg, lo_off, extent, write_pe);
     *base_off = lo_off + (size_t)(span < 0 ? -span : 0);
     return seg;
 }
@@ -169,7 +173,8 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
     const void *sym = is_put ? (const void *)dest : source;
     ptrdiff_t sym_stride = is_put ? dst : sst;
     size_t off;
-    int seg = check_strided(call, is_put ? "dest" : "source", sym, sym_stride, count, run, elem, &off);
+    int seg = check_strided(call, is_put ? "dest" : "source", sym, sym_stride, count, run, elem, is_put ? pe : -1,
+                            &off);
     if (count == 0 || run == 0) return;
     size_t run_bytes = run * elem;
     shoal_check_local(call, is_put ? "source" : "dest", is_put ? source : (const void *)dest, run_bytes);

@@ -26,6 +26,7 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
 {
     size_t off;
     int seg = shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
+    shoal_check_writable(call, "sig_addr", sig_addr, seg, off, sizeof *sig_addr, pe);
     if (SHOAL_UNLIKELY((uintptr_t)sig_addr % sizeof *sig_addr))
         shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
     uint64_t *remote = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, off, pe);

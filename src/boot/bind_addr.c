@@ -73,24 +73,42 @@ static int iface_of(const char *ip, char *ifname, size_t len)
     return found;
 }
 
-/* Source address of the route to host (a name or dotted quad). */
+static int is_loopback(const struct sockaddr *a)
+{
+    return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+}
+
+/* Source address of the route to host (a name or dotted quad). A name is
+ * taken at its first non-loopback address: a host's own name often maps to
+ * 127.0.1.1 locally, which other hosts cannot reach. A loopback dotted quad
+ * is taken as given (every "host" of the job is on this machine). */
 static shoal_status_t route_to(const char *what, const char *host, struct bind_result *r, char *err, size_t errlen)
 {
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL, *pick;
+    struct in_addr literal;
     int gai = getaddrinfo(host, "9", &hints, &res);
     if (gai != 0 || !res) {
         snprintf(err, errlen, "bind address: cannot resolve %s '%s' to an IPv4 address: %s", what, host,
                  gai_strerror(gai));
         return SHOAL_ERR_INVAL;
     }
+    pick = res;
+    if (inet_pton(AF_INET, host, &literal) != 1) {
+        for (pick = res; pick && is_loopback(pick->ai_addr); pick = pick->ai_next) continue;
+        if (!pick) {
+            freeaddrinfo(res);
+            snprintf(err, errlen, "bind address: %s '%s' resolves only to loopback addresses here", what, host);
+            return SHOAL_ERR_INVAL;
+        }
+    }
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in src;
     socklen_t slen = sizeof src;
-    int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+    int ok = fd >= 0 && connect(fd, pick->ai_addr, pick->ai_addrlen) == 0 &&
              getsockname(fd, (struct sockaddr *)&src, &slen) == 0;
     int e = errno;
     char dst[SHOAL_BIND_IP_MAX] = "";
-    inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, dst, sizeof dst);
+    inet_ntop(AF_INET, &((struct sockaddr_in *)pick->ai_addr)->sin_addr, dst, sizeof dst);
     freeaddrinfo(res);
     if (fd >= 0) close(fd);
     if (!ok) {
@@ -173,7 +191,19 @@ static shoal_status_t choose(int n_nodes, const char *peer_host, struct bind_res
         }
         memcpy(host, rdv, n);
         host[n] = 0;
-        return route_to("rendezvous", host, r, err, errlen);
+        if (host[0] == '[' && host[n - 1] == ']') { /* [ADDR]:PORT */
+            memmove(host, host + 1, n - 2);
+            host[n - 2] = 0;
+        }
+        char why[256];
+        st = route_to("rendezvous", host, r, why, sizeof why);
+        if (st == SHOAL_OK) return st;
+        /* Node 0 named by its own host name, which maps to loopback here. */
+        st = default_route(r, err, errlen);
+        if (st == SHOAL_OK)
+            shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
+                       "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
+        return st;
     }
     /* (d) PMI/PMIx: toward another node, else the default route */
     char why[256] = "no other host is known";

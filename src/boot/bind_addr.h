@@ -14,7 +14,10 @@
  *  (c) under multi-node oshrun (SHOAL_RENDEZVOUS=HOST:PORT, set by oshrun
  *      for every PE; node 0's is its own address) -> the source address of
  *      the route to the rendezvous host (a UDP socket connect, which sends
- *      nothing, then getsockname);
+ *      nothing, then getsockname). A host name is taken at its first
+ *      non-loopback address (a host's own name often maps to 127.0.1.1);
+ *      one that resolves only to loopback falls back to the default route's
+ *      interface with a warning line; a loopback dotted quad stays loopback;
  *  (d) otherwise (PMI/PMIx launchers) -> the source address of the route to
  *      peer_host, a host name of another node (see shoal_bind_peer_host);
  *      if there is none or it does not resolve, the default route's

@@ -7,10 +7,22 @@
  * outside the library while the others use its memory (progress thread).
  * Prints latency and bandwidth from PE 0 when run with "bench".
  *
+ * The read-only span: a second segment stands in for static data with its
+ * middle page read-only (mprotect, as RELRO is) and marked ro. A put or
+ * atomic into a peer's span is refused with a line naming it and the PE,
+ * and a get from it works. "refused": PE 0 posts a write there anyway (its
+ * own check off): PE 1's provider must refuse it (PE 1 does not fault and
+ * its span is unchanged) and PE 0 must end the "job" with one line
+ * (setup.fatal, caught here) within SHMEM_FABRIC_TIMEOUT.
+ * "keys" prints this PE's registration keys (keys_test.sh compares runs);
+ * every run checks all PEs' keys are above 64 and pairwise different.
+ *
  * Run under oshrun. SHOAL_OFI_TEST_MR_LOCAL=1 forces the FI_MR_LOCAL path. */
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +40,7 @@
 #define ELECT_ROUNDS 50
 
 static shoal_boot_t *boot;
-static shoal_segment_t heap;
+static shoal_segment_t heap, data;
 static const struct shoal_transport_ops *T = &shoal_transport_ofi;
 static int me, npes;
 
@@ -229,6 +241,132 @@ static void test_sleeper(void)
     barrier();
 }
 
+/* setup.fatal: outside test_readonly a failure; inside, caught. */
+static sigjmp_buf fatal_jmp;
+static int fatal_armed;
+static char fatal_line[512];
+
+static __attribute__((noreturn)) void test_fatal(const char *reason)
+{
+    snprintf(fatal_line, sizeof fatal_line, "%s", reason);
+    if (fatal_armed) siglongjmp(fatal_jmp, 1);
+    fprintf(stderr, "PE %d: unexpected fatal transport error: %s\n", me, reason);
+    exit(TEST_FAIL);
+}
+
+#define PAGE ((size_t)4096)
+#define DATA_SIZE (3 * PAGE) /* [PAGE, 2 PAGE) read-only */
+
+/* Runs body; 1 when it ended the job (fatal) with a line containing want
+ * and "PE <pe>". */
+#define EXPECT_FATAL(body, want, pe)                                                              \
+    do {                                                                                          \
+        fatal_line[0] = 0;                                                                        \
+        fatal_armed = 1;                                                                          \
+        if (sigsetjmp(fatal_jmp, 1) == 0) {                                                       \
+            body;                                                                                 \
+            fatal_armed = 0;                                                                      \
+            CHECK_MSG(0, "%s: no fatal error", #body);                                            \
+        } else {                                                                                  \
+            char pe_[32];                                                                         \
+            fatal_armed = 0;                                                                      \
+            snprintf(pe_, sizeof pe_, "PE %d", (pe));                                             \
+            CHECK_MSG(strstr(fatal_line, (want)) && strstr(fatal_line, pe_), "%s: line '%s' lacks '%s' or '%s'", \
+                      #body, fatal_line, (want), pe_);                                            \
+        }                                                                                         \
+    } while (0)
+
+static int ro_intact(void)
+{
+    for (size_t i = PAGE; i < 2 * PAGE; i++)
+        if ((unsigned char)data.base[i] != test_pattern(me, i, 77)) return 0;
+    return 1;
+}
+
+static void test_readonly(void)
+{
+    const int t = (me + 1) % npes;
+    uint64_t v = 0xA5A5A5A5A5A5A5A5ull, back = 0;
+    char big[8];
+    memset(big, 0xA5, sizeof big);
+    barrier();
+    /* Refused by this PE before anything is posted. */
+    EXPECT_FATAL(T->put(NULL, t, SHOAL_SEG_DATA, PAGE + 8, &v, 8), "read-only", t);
+    EXPECT_FATAL(T->put(NULL, t, SHOAL_SEG_DATA, PAGE - 4, big, 8), "read-only", t);
+    EXPECT_FATAL(T->amo(NULL, t, SHOAL_SEG_DATA, PAGE + 16, 8, SHOAL_AMO_SET, 1, 0, NULL), "read-only", t);
+    T->quiet(NULL);
+    /* Reads are allowed, on both sides of the span too. */
+    for (size_t off = PAGE - 8; off <= 2 * PAGE; off += PAGE / 2) {
+        unsigned char expect[8];
+        for (size_t i = 0; i < 8; i++) expect[i] = test_pattern(t, off + i, 77);
+        back = 0;
+        must(T->get(NULL, t, SHOAL_SEG_DATA, off, &back, 8), "get from the read-only span");
+        CHECK_MSG(!memcmp(&back, expect, 8), "get of PE %d's static data at %zu: %016" PRIx64, t, off, back);
+    }
+    barrier();
+    CHECK_MSG(ro_intact(), "PE %d's read-only span changed", me);
+    /* The job goes on: the fabric still works between the same PEs. */
+    v = 0x1234;
+    must(T->put(NULL, t, SHOAL_SEG_DATA, 8 + (size_t)me * 8, &v, 8), "put after the refusals");
+    T->quiet(NULL);
+    barrier();
+    const int from = (me + npes - 1) % npes;
+    CHECK_MSG(*(uint64_t *)(data.base + 8 + (size_t)from * 8) == 0x1234, "put from PE %d after the refusals", from);
+    barrier();
+}
+
+/* PE 0 writes into PE 1's read-only span past its own check. tcp;ofi_rxm
+ * refuses the write at PE 1 and drops the connection without an answer,
+ * so PE 0 learns it from SHMEM_FABRIC_TIMEOUT; a provider that answers
+ * makes it a completion error. Either way one line names it. The fabric
+ * between the two is gone afterwards: the caller ends without fini, as a
+ * job that ended would. */
+static void test_refused(void)
+{
+    uint64_t v = 0xA5A5A5A5A5A5A5A5ull;
+    barrier();
+    if (me == 0 && npes > 1) {
+        shoal_ofi_skip_ro_check = 1;
+        double t0 = now_s();
+        fatal_line[0] = 0;
+        fatal_armed = 1;
+        if (sigsetjmp(fatal_jmp, 1) == 0) {
+            T->put(NULL, 1, SHOAL_SEG_DATA, PAGE + 8, &v, 8);
+            T->quiet(NULL);
+            CHECK_MSG(0, "a write into PE 1's read-only span completed");
+        }
+        fatal_armed = 0;
+        fprintf(stderr, "PE 0: after %.1f s: %s\n", now_s() - t0, fatal_line);
+        CHECK_MSG(strstr(fatal_line, "has not completed") || strstr(fatal_line, "failed"),
+                  "the refused write ended with '%s'", fatal_line);
+    }
+    barrier();
+    CHECK_MSG(ro_intact(), "PE %d's read-only span changed", me);
+    barrier();
+}
+
+/* Keys: above the guessable range, all different, and (printed) fresh in
+ * every run. */
+static void test_keys(int print)
+{
+    const struct shoal_ofi_region *all = shoal_ofi.remote;
+    const size_t per_pe = SHOAL_SEG_COUNT * SHOAL_OFI_REGIONS, n = (size_t)npes * per_pe;
+    for (size_t a = 0; a < n; a++) {
+        if (!all[a].len) continue;
+        CHECK_MSG(all[a].key > 64, "registration %zu has key %" PRIu64 ", a guessable one", a, all[a].key);
+        for (size_t b = a + 1; b < n; b++)
+            if (all[b].len && all[b].key == all[a].key && a / per_pe == b / per_pe)
+                CHECK_MSG(0, "PE %zu: two registrations share key %" PRIu64, a / per_pe, all[a].key);
+    }
+    if (!print) return;
+    printf("keys PE %d:", me);
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+        for (int r = 0; r < SHOAL_OFI_REGIONS; r++)
+            if (shoal_ofi.region[s][r].len) printf(" %" PRIu64, shoal_ofi.region[s][r].key);
+    printf("\n");
+    fflush(stdout);
+}
+
 /* Latency and bandwidth from PE 0 to the last PE, which either waits in
  * the bootstrap barrier (only its progress thread serves) or polls the
  * transport's progress as the runtime's waits do. */
@@ -308,11 +446,23 @@ int main(int argc, char **argv)
     npes = boot->size;
     shoal_log_set_pe(me);
     must(shoal_segment_create_heap(128 * MiB, &heap), "heap");
-    shoal_segment_t none = {.base = NULL, .size = 0, .fd = -1};
+    /* Static data's stand-in: its middle page read-only, as RELRO is. */
+    must(shoal_segment_create_heap(DATA_SIZE, &data), "data");
+    for (size_t i = 0; i < DATA_SIZE; i++) data.base[i] = (char)test_pattern(me, i, 77);
+    data.ro_offset = PAGE;
+    data.ro_len = PAGE;
+    CHECK(mprotect(data.base + PAGE, PAGE, PROT_READ) == 0);
     struct shoal_peer *peers = calloc((size_t)npes, sizeof *peers);
     struct shoal_transport_setup setup = {.boot = boot, .my_pe = me, .n_pes = npes, .n_nodes = 1,
-                                          .fabric_all = 1, .local = {&heap, &none}, .peers = peers};
+                                          .fabric_all = 1, .local = {&heap, &data}, .peers = peers,
+                                          .fatal = test_fatal};
     must(T->init(&setup), "ofi init");
+    test_keys(argc > 1 && !strcmp(argv[1], "keys"));
+    if (argc > 1 && !strcmp(argv[1], "refused")) {
+        test_refused();
+        must(boot->ops->finalize(boot), "finalize");
+        _exit(test_finish());
+    }
     for (int p = 0; p < npes; p++) CHECK_MSG(!peers[p].direct && !peers[p].base[0], "ofi touched peer %d", p);
     shoal_tctx_t *ctx2 = NULL;
     must(T->ctx_create(&ctx2), "ctx_create");
@@ -323,12 +473,15 @@ int main(int argc, char **argv)
     test_sleeper();
     T->progress();
     if (do_bench) bench();
+    test_readonly();
 
     T->ctx_destroy(ctx2);
     barrier();
     T->fini(&setup);
     free(peers);
     shoal_segment_destroy_heap(&heap);
+    mprotect(data.base + PAGE, PAGE, PROT_READ | PROT_WRITE);
+    shoal_segment_destroy_heap(&data);
     must(boot->ops->finalize(boot), "finalize");
     boot->ops->close(boot);
     return test_finish();

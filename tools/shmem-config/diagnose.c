@@ -29,7 +29,7 @@
 #endif
 
 /* Transports compiled into this build; SHMEM_TRANSPORT must name one. */
-static const char *const built_transports[] = {"auto", "shm", "ofi"};
+static const char *const built_transports[] = {"auto", "shm", "ofi", "tls"};
 
 void sc_problem(struct sc_problems *p, const char *severity, const char *next_step, const char *fmt, ...)
 {

@@ -1,7 +1,10 @@
 /* fabric.c: the parts of --diagnose about reaching other hosts: libfabric
  * and the providers that can carry Shoal's traffic (reliable datagrams with
- * RMA and atomics), OpenSSL for the bootstrap between hosts, and PMIx. */
+ * RMA and atomics), the address data endpoints would listen on here
+ * (boot/bind_addr.h), OpenSSL for the bootstrap between hosts, and PMIx. */
 #include "shmem_config.h"
+
+#include "boot/bind_addr.h"
 
 #include <rdma/fabric.h>
 #include <openssl/crypto.h>
@@ -36,6 +39,42 @@ static int list_providers(struct sc_json *j)
     return count;
 }
 
+/* One bind rule's answer on this host: address, interface, rule, or why not. */
+static int report_bind(struct sc_json *j, const char *key, int n_nodes)
+{
+    char ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX], rule[160], err[320];
+    shoal_status_t st = shoal_bind_address_explain(n_nodes, NULL, ip, sizeof ip, ifname, sizeof ifname, rule,
+                                                   sizeof rule, err, sizeof err);
+    sc_json_open(j, key, '{');
+    if (st == SHOAL_OK) {
+        sc_json_str(j, "address", ip);
+        sc_json_str(j, "interface", ifname);
+        sc_json_str(j, "rule", rule);
+    } else {
+        sc_json_null(j, "address");
+        sc_json_str(j, "error", err);
+    }
+    sc_json_close(j, '{');
+    return st == SHOAL_OK;
+}
+
+/* Where this host's PEs would listen for their peers' operations, for a
+ * job on this host alone and for one spanning hosts (under oshrun --nnodes
+ * the route to the rendezvous decides; here, without one, the default
+ * route's interface does unless an interface is named). */
+static void report_listen(struct sc_json *j, struct sc_problems *p)
+{
+    sc_json_open(j, "listen", '{');
+    report_bind(j, "one_host", 1);
+    int ok = report_bind(j, "across_hosts", 2);
+    sc_json_str(j, "note", "data endpoints (ofi, tls) listen only on this address, never on every interface; "
+                           "SHMEM_NETWORK_IFACE names another; SHMEM_INFO=1 prints each PE's actual address");
+    sc_json_close(j, '{');
+    if (!ok)
+        sc_problem(p, "warning", "set SHMEM_NETWORK_IFACE to the interface jobs across hosts should use",
+                   "no address to listen on for jobs spanning hosts was found on this host (see listen.across_hosts)");
+}
+
 void sc_fabric_report(struct sc_json *j, struct sc_problems *p)
 {
     char version[32];
@@ -53,6 +92,8 @@ void sc_fabric_report(struct sc_json *j, struct sc_problems *p)
                    "libfabric offers no provider with reliable datagrams, RMA and atomics%s%s: jobs on one host "
                    "work, jobs spanning hosts would not start",
                    getenv("FI_PROVIDER") ? " for FI_PROVIDER=" : "", getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "");
+
+    report_listen(j, p);
 
     sc_json_open(j, "openssl", '{');
     sc_json_bool(j, "available", 1);

@@ -299,6 +299,7 @@ void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes,
     report_memlock(j);
     report_ptrace(j);
     sc_fabric_report(j, p);
+    sc_encryption_report(j, p);
     report_launcher(j, p);
     sc_json_close(j, '{');
 }

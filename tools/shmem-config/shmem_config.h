@@ -67,6 +67,8 @@ void sc_problem(struct sc_problems *p, const char *severity, const char *next_st
 void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes, const char *heap_text);
 /* libfabric and its providers, OpenSSL, PMIx (fabric.c). */
 void sc_fabric_report(struct sc_json *j, struct sc_problems *p);
+/* encryption.c: SHMEM_ENCRYPT, the OpenSSL to load, kernel TLS. */
+void sc_encryption_report(struct sc_json *j, struct sc_problems *p);
 
 int sc_diagnose(FILE *out);
 int sc_markdown(FILE *out);

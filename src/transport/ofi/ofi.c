@@ -2,16 +2,39 @@
  * fabric/domain/address vector, registration of the symmetric segments, and
  * the exchange of endpoint addresses, keys and segment addresses through the
  * bootstrap. The fabric reaches every PE, this one included; the peers'
- * direct flags and bases belong to shm and are left alone. */
+ * direct flags and bases belong to shm and are left alone.
+ *
+ * Endpoints listen only on the address boot/bind_addr.h chooses: for
+ * providers that address by IP it is the src_addr of the fi_info every
+ * endpoint opens with (and FI_TCP_IFACE / FI_SOCKETS_IFACE name its
+ * interface), so each endpoint's listening port is there and nowhere else. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "boot/bind_addr.h"
 #include "transport/ofi/ofi.h"
+#include "util/config.h"
 #include "util/log.h"
 
 struct shoal_ofi shoal_ofi;
 int shoal_ofi_force_mr_local;
+int shoal_ofi_skip_ro_check;
+
+shoal_status_t shoal_ofi_fatal(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (shoal_ofi.fatal) shoal_ofi.fatal(line);
+    shoal_error("ofi", "%s", line);
+    return SHOAL_ERR_SYS;
+}
 
 /* Registration modes this transport knows how to honour. */
 #define OFI_MR_HANDLED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
@@ -47,19 +70,27 @@ static void tune_provider_defaults(void)
     if (setenv("FI_OFI_RXM_USE_SRX", "0", 0) != 0) shoal_debug("ofi", "cannot set FI_OFI_RXM_USE_SRX");
 }
 
-static shoal_status_t choose_provider(void)
+/* What every provider must offer Shoal. */
+static struct fi_info *make_hints(void)
 {
-    tune_provider_defaults();
-    shoal_status_t loaded = shoal_ofi_load();
-    if (loaded != SHOAL_OK) return loaded;
-    struct fi_info *hints = fi_allocinfo(), *list = NULL;
-    if (!hints) return SHOAL_ERR_NOMEM;
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints) return NULL;
     hints->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     hints->mode = 0;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->threading = FI_THREAD_SAFE;
     hints->domain_attr->mr_mode = OFI_MR_HANDLED;
     hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    return hints;
+}
+
+static shoal_status_t choose_provider(void)
+{
+    tune_provider_defaults();
+    shoal_status_t loaded = shoal_ofi_load();
+    if (loaded != SHOAL_OK) return loaded;
+    struct fi_info *hints = make_hints(), *list = NULL;
+    if (!hints) return SHOAL_ERR_NOMEM;
     int ret = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list);
     fi_freeinfo(hints);
     const char *forced = getenv("FI_PROVIDER");
@@ -89,6 +120,9 @@ static shoal_status_t choose_provider(void)
     return SHOAL_OK;
 }
 
+/* Whether libfabric's best provider here moves data by RDMA hardware (1),
+ * by TCP or another software path (0), or none is usable (-1); its name
+ * goes to name. Lets the runtime choose between ofi and encrypted TLS. */
 int shoal_ofi_probe_hardware(char *name, size_t len)
 {
     if (choose_provider() != SHOAL_OK) return -1;
@@ -99,6 +133,7 @@ int shoal_ofi_probe_hardware(char *name, size_t len)
     shoal_ofi.info = NULL;
     return hardware;
 }
+
 /* Checks what the chosen provider demands and records how to honour it. */
 static shoal_status_t check_provider(void)
 {
@@ -141,40 +176,104 @@ static shoal_status_t check_provider(void)
     return SHOAL_OK;
 }
 
-/* What each PE tells the others. */
-struct ofi_record {
-    uint64_t addrlen;
-    uint64_t key[SHOAL_SEG_COUNT];
-    uint64_t base[SHOAL_SEG_COUNT];
-    unsigned char addr[OFI_ADDR_MAX];
+/* Where this PE's endpoints listen (bind_addr.h), decided before any
+ * endpoint opens. Collective when the job spans hosts (rule (d) needs a
+ * host name of another node). */
+struct bind_choice {
+    char ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX], rule[160];
 };
 
-static shoal_status_t register_segments(struct shoal_transport_setup *setup)
+static shoal_status_t choose_bind(const struct shoal_transport_setup *setup, struct bind_choice *b)
 {
-    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
-        const shoal_segment_t *seg = setup->local[s];
-        shoal_ofi.local_base[s] = seg ? seg->base : NULL;
-        shoal_ofi.local_size[s] = seg ? seg->size : 0;
-        if (!shoal_ofi.local_size[s]) continue; /* absent static data */
-        shoal_status_t st = shoal_ofi_mr_reg(seg->base, seg->size,
-                                             FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-                                             shoal_ofi.dflt.ep, &shoal_ofi.mr[s]);
+    char peer_host[SHOAL_NODE_KEY_MAX] = "", err[320];
+    if (setup->n_nodes > 1) {
+        shoal_status_t st = shoal_bind_peer_host(setup->boot, peer_host, sizeof peer_host);
         if (st != SHOAL_OK) return st;
-        shoal_ofi.desc[s] = fi_mr_desc(shoal_ofi.mr[s]);
     }
+    shoal_status_t st = shoal_bind_address_explain(setup->n_nodes, peer_host, b->ip, sizeof b->ip, b->ifname,
+                                                   sizeof b->ifname, b->rule, sizeof b->rule, err, sizeof err);
+    if (st != SHOAL_OK) {
+        shoal_error("ofi", "%s", err);
+        return st;
+    }
+    /* The tcp and sockets providers read these when libfabric starts; the
+     * src_addr below is what binds, these only keep them consistent. */
+    setenv("FI_TCP_IFACE", b->ifname, 1);
+    setenv("FI_SOCKETS_IFACE", b->ifname, 1);
     return SHOAL_OK;
 }
 
-static shoal_status_t exchange(struct shoal_transport_setup *setup)
+/* Providers that address endpoints by IP listen on sockets: pin them to the
+ * chosen address by asking for the provider again with it as src_addr. */
+static shoal_status_t bind_provider(const struct bind_choice *b)
+{
+    struct fi_info *info = shoal_ofi.info;
+    uint32_t f = info->addr_format;
+    if (f != FI_SOCKADDR && f != FI_SOCKADDR_IN && f != FI_SOCKADDR_IN6) return SHOAL_OK;
+    struct sockaddr_in *sin = calloc(1, sizeof *sin);
+    struct fi_info *hints = make_hints(), *list = NULL;
+    if (!sin || !hints) {
+        free(sin);
+        if (hints) fi_freeinfo(hints);
+        return SHOAL_ERR_NOMEM;
+    }
+    sin->sin_family = AF_INET;
+    inet_pton(AF_INET, b->ip, &sin->sin_addr);
+    hints->addr_format = FI_SOCKADDR_IN;
+    hints->src_addr = sin; /* freed with hints */
+    hints->src_addrlen = sizeof *sin;
+    hints->fabric_attr->prov_name = strdup(info->fabric_attr->prov_name);
+    /* Software providers number their own keys 1, 2, ...: take our random
+     * ones where the provider accepts them. */
+    hints->domain_attr->mr_mode &= ~FI_MR_PROV_KEY;
+    int ret = hints->fabric_attr->prov_name ? fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list) : -FI_ENOMEM;
+    if (ret == -FI_ENODATA) {
+        hints->domain_attr->mr_mode |= FI_MR_PROV_KEY;
+        ret = fi_getinfo(FI_VERSION(1, 10), NULL, NULL, 0, hints, &list);
+    }
+    fi_freeinfo(hints);
+    if (ret != 0 || !list) {
+        shoal_error("ofi", "provider %s cannot listen on %s (%s; %s): fi_getinfo: %s; set SHMEM_NETWORK_IFACE",
+                    info->fabric_attr->prov_name, b->ip, b->ifname, b->rule, fi_strerror(ret < 0 ? -ret : FI_ENODATA));
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    shoal_ofi.info = fi_dupinfo(list);
+    fi_freeinfo(list);
+    fi_freeinfo(info);
+    return shoal_ofi.info ? SHOAL_OK : SHOAL_ERR_NOMEM;
+}
+
+/* setup->listen: the default endpoint's own name, as peers reach it. */
+static void describe_listen(struct shoal_transport_setup *setup, const struct bind_choice *b, const void *name)
+{
+    char addr[96] = "?";
+    size_t len = sizeof addr;
+    if (!fi_av_straddr(shoal_ofi.av, name, addr, &len)) addr[sizeof addr - 1] = 0;
+    snprintf(shoal_ofi.listen, sizeof shoal_ofi.listen, "%s on %s", addr, b->ifname);
+    /* Cut to fit: the address comes first, the rule is only a reminder. */
+    int n = snprintf(setup->listen, sizeof setup->listen, "ofi %.24s %s (", shoal_ofi.info->fabric_attr->prov_name,
+                     shoal_ofi.listen);
+    if (n > 0 && (size_t)n < sizeof setup->listen)
+        snprintf(setup->listen + n, sizeof setup->listen - (size_t)n, "%.*s)",
+                 (int)(sizeof setup->listen - (size_t)n - 2), b->rule);
+}
+
+/* What each PE tells the others. */
+struct ofi_record {
+    uint64_t addrlen;
+    struct shoal_ofi_region region[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS];
+    unsigned char addr[OFI_ADDR_MAX];
+};
+
+static shoal_status_t exchange(struct shoal_transport_setup *setup, const struct bind_choice *b)
 {
     const int n = setup->n_pes;
     struct ofi_record mine, *all = calloc((size_t)n, sizeof *all);
     unsigned char *names = calloc((size_t)n, OFI_ADDR_MAX);
     shoal_status_t st = SHOAL_ERR_NOMEM;
     shoal_ofi.addr = calloc((size_t)n, sizeof *shoal_ofi.addr);
-    shoal_ofi.rkey = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *shoal_ofi.rkey);
-    shoal_ofi.raddr = calloc((size_t)n * SHOAL_SEG_COUNT, sizeof *shoal_ofi.raddr);
-    if (!all || !names || !shoal_ofi.addr || !shoal_ofi.rkey || !shoal_ofi.raddr) goto out;
+    shoal_ofi.remote = calloc((size_t)n * SHOAL_SEG_COUNT * SHOAL_OFI_REGIONS, sizeof *shoal_ofi.remote);
+    if (!all || !names || !shoal_ofi.addr || !shoal_ofi.remote) goto out;
     memset(&mine, 0, sizeof mine);
     size_t len = sizeof mine.addr;
     int ret = fi_getname(&shoal_ofi.dflt.ep->fid, mine.addr, &len);
@@ -183,12 +282,8 @@ static shoal_status_t exchange(struct shoal_transport_setup *setup)
         goto out;
     }
     mine.addrlen = len;
-    const int virt = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
-        if (!shoal_ofi.mr[s]) continue;
-        mine.key[s] = fi_mr_key(shoal_ofi.mr[s]);
-        mine.base[s] = virt ? (uint64_t)(uintptr_t)shoal_ofi.local_base[s] : 0;
-    }
+    describe_listen(setup, b, mine.addr);
+    memcpy(mine.region, shoal_ofi.region, sizeof mine.region);
     st = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
     if (st != SHOAL_OK) goto out;
     for (int pe = 0; pe < n; pe++) {
@@ -199,10 +294,8 @@ static shoal_status_t exchange(struct shoal_transport_setup *setup)
             goto out;
         }
         memcpy(names + (size_t)pe * mine.addrlen, all[pe].addr, mine.addrlen);
-        for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
-            shoal_ofi.rkey[pe * SHOAL_SEG_COUNT + s] = all[pe].key[s];
-            shoal_ofi.raddr[pe * SHOAL_SEG_COUNT + s] = all[pe].base[s];
-        }
+        memcpy(&shoal_ofi.remote[(size_t)pe * SHOAL_SEG_COUNT * SHOAL_OFI_REGIONS], all[pe].region,
+               sizeof all[pe].region);
     }
     ret = fi_av_insert(shoal_ofi.av, names, (size_t)n, shoal_ofi.addr, 0, NULL);
     if (ret != n) {
@@ -222,12 +315,24 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
 {
     shoal_status_t st;
     int ret;
+    struct bind_choice bind;
+    struct shoal_config cfg;
+    char err[320];
     memset(&shoal_ofi, 0, sizeof shoal_ofi);
     shoal_ofi.my_pe = setup->my_pe;
     shoal_ofi.n_pes = setup->n_pes;
-    atomic_init(&shoal_ofi.next_key, 1);
     pthread_mutex_init(&shoal_ofi.ctx_lock, NULL);
+    pthread_mutex_init(&shoal_ofi.key_lock, NULL);
+    if (shoal_config_load(&cfg, NULL, err, sizeof err) != SHOAL_OK) {
+        shoal_error("ofi", "%s", err);
+        st = SHOAL_ERR_INVAL;
+        goto fail;
+    }
+    shoal_ofi.timeout_ns = (cfg.fabric_timeout > 0 ? cfg.fabric_timeout : 1) * 1000000000LL;
+    st = choose_bind(setup, &bind);
+    if (st != SHOAL_OK) goto fail;
     st = choose_provider();
+    if (st == SHOAL_OK) st = bind_provider(&bind);
     if (st != SHOAL_OK) goto fail;
     ret = fi_fabric(shoal_ofi.info->fabric_attr, &shoal_ofi.fabric, NULL);
     if (ret) goto fail_call_fabric;
@@ -249,19 +354,21 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
      * demands are read before anything is registered. */
     shoal_ofi.mr_endpoint = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
     shoal_ofi.mr_local = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) || shoal_ofi_force_mr_local;
+    shoal_ofi.prov_key = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     st = shoal_ofi_ctx_open(&shoal_ofi.dflt, 1);
     if (st != SHOAL_OK) goto fail;
     atomic_store(&shoal_ofi.dflt.ready, 1);
     st = check_provider();
     if (st != SHOAL_OK) goto fail;
-    st = register_segments(setup);
+    st = shoal_ofi_register_segments(setup);
     if (st != SHOAL_OK) goto fail;
-    st = exchange(setup);
+    st = exchange(setup, &bind);
     if (st != SHOAL_OK) goto fail;
     st = shoal_ofi_thread_start();
     if (st != SHOAL_OK) goto fail;
-    shoal_debug("ofi", "libfabric transport up on %s: %d PEs reachable", shoal_ofi.info->fabric_attr->prov_name,
-                setup->n_pes);
+    shoal_ofi.fatal = setup->fatal; /* from here on a failed operation ends the job */
+    shoal_debug("ofi", "libfabric transport up on %s: %d PEs reachable; listening on %s (%s)",
+                shoal_ofi.info->fabric_attr->prov_name, setup->n_pes, shoal_ofi.listen, bind.rule);
     return SHOAL_OK;
 fail_call_fabric:
     st = shoal_ofi_fail("fi_fabric", ret);
@@ -286,16 +393,16 @@ static void ofi_fini(struct shoal_transport_setup *setup)
     if (shoal_ofi.dflt.ep) shoal_ofi_wait_all(&shoal_ofi.dflt, "finalize");
     shoal_ofi_pool_close();
     /* Registrations bound to the endpoint go before it. */
-    for (int s = 0; s < SHOAL_SEG_COUNT; s++) close_fid(shoal_ofi.mr[s] ? &shoal_ofi.mr[s]->fid : NULL, "fi_close(mr)");
+    shoal_ofi_deregister_segments();
     shoal_ofi_ctx_close(&shoal_ofi.dflt);
     close_fid(shoal_ofi.av ? &shoal_ofi.av->fid : NULL, "fi_close(av)");
     close_fid(shoal_ofi.domain ? &shoal_ofi.domain->fid : NULL, "fi_close(domain)");
     close_fid(shoal_ofi.fabric ? &shoal_ofi.fabric->fid : NULL, "fi_close(fabric)");
     if (shoal_ofi.info) fi_freeinfo(shoal_ofi.info);
     free(shoal_ofi.addr);
-    free(shoal_ofi.rkey);
-    free(shoal_ofi.raddr);
+    free(shoal_ofi.remote);
     pthread_mutex_destroy(&shoal_ofi.ctx_lock);
+    pthread_mutex_destroy(&shoal_ofi.key_lock);
     memset(&shoal_ofi, 0, sizeof shoal_ofi);
 }
 

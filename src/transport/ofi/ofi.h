@@ -10,7 +10,16 @@
  * (issued vs completed + failed), which is what fence and quiet wait for.
  * An operation the caller waits for by itself (get, fetching amo, large put)
  * also asks for a completion queue entry whose context is a shoal_ofi_op on
- * the caller's stack; whichever thread reads the entry marks the op done. */
+ * the caller's stack; whichever thread reads the entry marks the op done.
+ * An operation that fails, or waits longer than SHMEM_FABRIC_TIMEOUT, ends
+ * the job through setup->fatal with one line naming it and the PE.
+ *
+ * Trust: every registration has a random 64-bit key (or the provider's
+ * own), learnt by peers only through the bootstrap; endpoints listen only
+ * on the address boot/bind_addr.h chooses. A segment is registered as up
+ * to SHOAL_OFI_REGIONS regions so the static segment's read-only (RELRO)
+ * span is remotely readable but never writable: the provider refuses the
+ * write at the target, and this PE refuses it before posting. */
 #ifndef SHOAL_TRANSPORT_OFI_OFI_H
 #define SHOAL_TRANSPORT_OFI_OFI_H
 
@@ -39,6 +48,9 @@ struct shoal_tctx {
     struct fid_cntr *cntr;
     atomic_uint_fast64_t issued; /* operations posted, all counted by cntr */
     atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
+    /* The last failed operation nobody waited for (error CQ entry), for the
+     * line the next fence or quiet ends the job with. */
+    atomic_int failed_err, failed_prov, failed_pe;
     pthread_mutex_t bounce_lock;
     char *bounce;
     struct fid_mr *bounce_mr;
@@ -48,32 +60,55 @@ struct shoal_tctx {
     struct shoal_tctx *live_prev, *live_next; /* open contexts the program holds */
 };
 
+/* Registrations per segment: before, inside and after its read-only span. */
+#define SHOAL_OFI_REGIONS 3
+
+/* One registered region of a segment, as peers address it. */
+struct shoal_ofi_region {
+    uint64_t offset, len; /* within the segment; len 0: unused */
+    uint64_t key;
+    uint64_t base;        /* remote address of the region's first byte (0 unless FI_MR_VIRT_ADDR) */
+    uint64_t ro;          /* remote reads only */
+};
+
 /* One blocking operation (possibly several chunks) awaited by its caller. */
 struct shoal_ofi_op {
     atomic_int pending; /* chunks posted and not yet completed */
     atomic_int err;     /* first failing chunk's fi_errno, 0 if none */
+    atomic_int prov;    /* its provider error */
 };
+
+/* The completion context of an operation nobody waits for: its target PE,
+ * tagged odd (a shoal_ofi_op is aligned), so a failure can name the PE. */
+static inline void *shoal_ofi_tag(int pe) { return (void *)(((uintptr_t)(unsigned)pe << 1) | 1); }
 
 struct shoal_ofi {
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_av *av;
-    struct fid_mr *mr[SHOAL_SEG_COUNT];
-    void *desc[SHOAL_SEG_COUNT];
+    struct fid_mr *mr[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS];
+    void *desc[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS];
+    struct shoal_ofi_region region[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS]; /* this PE's */
     char *local_base[SHOAL_SEG_COUNT];
     size_t local_size[SHOAL_SEG_COUNT];
     struct shoal_tctx dflt;
     int my_pe, n_pes;
     fi_addr_t *addr;   /* n_pes entries */
-    uint64_t *rkey;    /* [pe * SHOAL_SEG_COUNT + seg] */
-    uint64_t *raddr;   /* remote address of offset 0 of each peer segment */
+    /* [(pe * SHOAL_SEG_COUNT + seg) * SHOAL_OFI_REGIONS + r] */
+    struct shoal_ofi_region *remote;
     size_t inject_size;
     size_t max_msg;
     int mr_local;      /* local buffers must be registered */
     int mr_endpoint;   /* registrations are bound to one endpoint */
     int cq_wait;       /* the default CQ has a wait object (blocking sread) */
-    atomic_uint_fast64_t next_key; /* requested keys when the provider does not choose */
+    int prov_key;      /* the provider chooses keys (FI_MR_PROV_KEY) */
+    uint64_t keys[8];  /* keys this PE requested so far: never reused */
+    int n_keys;
+    pthread_mutex_t key_lock;
+    long long timeout_ns;  /* SHMEM_FABRIC_TIMEOUT */
+    void (*fatal)(const char *reason) __attribute__((noreturn));
+    char listen[128];  /* "ip:port on ifname", fi_getname of the default endpoint */
     /* Contexts opened lazily and pooled when destroyed: a program that makes
      * and drops many contexts pays for few endpoints. */
     pthread_mutex_t ctx_lock;
@@ -89,6 +124,9 @@ extern struct shoal_ofi shoal_ofi;
 /* Tests set this before init to exercise the FI_MR_LOCAL path on providers
  * that do not need it. */
 extern int shoal_ofi_force_mr_local;
+/* Tests set this to post writes into a peer's read-only span anyway, to
+ * prove the target's provider refuses them. */
+extern int shoal_ofi_skip_ro_check;
 
 /* ofi_ctx.c */
 shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default);
@@ -100,8 +138,16 @@ struct shoal_tctx *shoal_ofi_ctx_ready(shoal_tctx_t *ctx);
 void shoal_ofi_pool_close(void);
 shoal_status_t shoal_ofi_ctx_create(shoal_tctx_t **out);
 void shoal_ofi_ctx_destroy(shoal_tctx_t *ctx);
-/* Registers [buf, buf+len) for the given access; binds it to ep if needed. */
+
+/* ofi_mr.c */
+/* Registers [buf, buf+len) for the given access with a fresh random key
+ * (or the provider's); binds it to ep if needed. */
 shoal_status_t shoal_ofi_mr_reg(void *buf, size_t len, uint64_t access, struct fid_ep *ep, struct fid_mr **out);
+/* Registers this PE's segments, the static one split around its RELRO span. */
+shoal_status_t shoal_ofi_register_segments(const struct shoal_transport_setup *setup);
+void shoal_ofi_deregister_segments(void);
+/* Peer pe's region holding offset of seg, or NULL (offset outside it). */
+const struct shoal_ofi_region *shoal_ofi_remote_region(int pe, enum shoal_segment_id seg, size_t offset);
 
 /* ofi_progress.c */
 /* One read of ctx's completion queue: reaps entries, drives progress. */
@@ -111,6 +157,9 @@ void shoal_ofi_drain(struct shoal_tctx *ctx);
 shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op, const char *what, int pe);
 /* Waits until every operation posted on ctx so far has completed. */
 shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what);
+/* Called while a wait polls: after SHMEM_FABRIC_TIMEOUT since the first
+ * call (*start 0) ends the job naming what and pe (-1: any). */
+shoal_status_t shoal_ofi_deadline(long long *start, unsigned polls, const char *what, int pe);
 /* One step of a polling wait: spin, then yield, then sleep briefly, so more
  * PEs than cores still progress. *n counts the steps taken. */
 void shoal_ofi_backoff(unsigned *n);
@@ -132,6 +181,9 @@ void shoal_ofi_quiet(shoal_tctx_t *ctx);
 
 /* Logs one line for a failed fi_* call and returns the status to report. */
 shoal_status_t shoal_ofi_fail(const char *call, int ret);
+/* After start-up: ends the job with one line (setup->fatal); without a
+ * fatal callback (unit tests) logs it and returns SHOAL_ERR_SYS. */
+shoal_status_t shoal_ofi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* libfabric's few real functions, resolved when the fabric is first needed
  * (ofi_load.c); the macros below route this transport's calls to them. */

@@ -8,24 +8,6 @@
 #include "transport/ofi/ofi.h"
 #include "util/log.h"
 
-shoal_status_t shoal_ofi_mr_reg(void *buf, size_t len, uint64_t access, struct fid_ep *ep, struct fid_mr **out)
-{
-    /* The provider picks keys under FI_MR_PROV_KEY and ignores ours. */
-    uint64_t key = atomic_fetch_add(&shoal_ofi.next_key, 1);
-    int ret = fi_mr_reg(shoal_ofi.domain, buf, len, access, 0, key, 0, out, NULL);
-    if (ret) return shoal_ofi_fail("fi_mr_reg", ret);
-    if (shoal_ofi.mr_endpoint) {
-        ret = fi_mr_bind(*out, &ep->fid, 0);
-        if (ret == 0) ret = fi_mr_enable(*out);
-        if (ret) {
-            fi_close(&(*out)->fid);
-            *out = NULL;
-            return shoal_ofi_fail("fi_mr_bind/fi_mr_enable", ret);
-        }
-    }
-    return SHOAL_OK;
-}
-
 shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
 {
     struct fi_info *info = shoal_ofi.info;

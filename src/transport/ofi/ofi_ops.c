@@ -7,7 +7,10 @@
  * reused; gets and fetching atomics wait for theirs. Transfers beyond the
  * provider's largest message are split. Where the provider needs local
  * buffers registered (FI_MR_LOCAL), memory outside the registered segments
- * goes through the context's registered bounce buffer, one chunk at a time. */
+ * goes through the context's registered bounce buffer, one chunk at a time.
+ * A transfer never crosses a registered region of the target (ofi_mr.c):
+ * it is split at region ends, and writes into a read-only region are
+ * refused here, before anything is posted. A post that fails ends the job. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -22,14 +25,15 @@ static int local_desc(struct shoal_tctx *ctx, const void *p, size_t len, void **
     if (!shoal_ofi.mr_local) return 1; /* any memory will do, without a descriptor */
     if (shoal_ofi.mr_endpoint && ctx != &shoal_ofi.dflt) return 0;
     const char *c = p;
-    for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
-        const char *b = shoal_ofi.local_base[s];
-        if (shoal_ofi.mr[s] && c >= b && (size_t)(c - b) <= shoal_ofi.local_size[s] &&
-            len <= shoal_ofi.local_size[s] - (size_t)(c - b)) {
-            *desc = shoal_ofi.desc[s];
-            return 1;
+    for (int s = 0; s < SHOAL_SEG_COUNT; s++)
+        for (int i = 0; i < SHOAL_OFI_REGIONS; i++) {
+            const struct shoal_ofi_region *r = &shoal_ofi.region[s][i];
+            const char *b = shoal_ofi.local_base[s] + r->offset;
+            if (shoal_ofi.mr[s][i] && c >= b && (size_t)(c - b) <= r->len && len <= r->len - (size_t)(c - b)) {
+                *desc = shoal_ofi.desc[s][i];
+                return 1;
+            }
         }
-    }
     return 0;
 }
 
@@ -37,12 +41,39 @@ struct target {
     fi_addr_t addr;
     uint64_t raddr;
     uint64_t key;
+    size_t room; /* bytes from raddr to the end of its region */
+    int pe;
 };
 
-static struct target target_of(int pe, enum shoal_segment_id seg, size_t offset)
+static const char *const seg_name[SHOAL_SEG_COUNT] = {"heap", "static data"};
+
+/* A write that touches pe's read-only span is refused whole, before any
+ * byte of it is posted. */
+static shoal_status_t refuse_readonly(int pe, enum shoal_segment_id seg, size_t offset, size_t len, const char *what)
 {
-    const int i = pe * SHOAL_SEG_COUNT + (int)seg;
-    return (struct target){shoal_ofi.addr[pe], shoal_ofi.raddr[i] + offset, shoal_ofi.rkey[i]};
+    if (shoal_ofi_skip_ro_check) return SHOAL_OK;
+    const struct shoal_ofi_region *r =
+        &shoal_ofi.remote[((size_t)pe * SHOAL_SEG_COUNT + (size_t)seg) * SHOAL_OFI_REGIONS];
+    for (int i = 0; i < SHOAL_OFI_REGIONS; i++) {
+        if (!r[i].ro || !r[i].len || offset >= r[i].offset + r[i].len || r[i].offset >= offset + len) continue;
+        return shoal_ofi_fatal("%s to PE %d: %zu byte(s) at offset %zu of its static data reach its read-only "
+                               "part (RELRO, offsets %llu..%llu: const data such as pointer tables): a write there "
+                               "is refused", what, pe, len, offset, (unsigned long long)r[i].offset,
+                               (unsigned long long)(r[i].offset + r[i].len - 1));
+    }
+    return SHOAL_OK;
+}
+
+/* Where offset of pe's seg is; fails (ending the job) outside the segment. */
+static shoal_status_t target_of(int pe, enum shoal_segment_id seg, size_t offset, const char *what, struct target *t)
+{
+    const struct shoal_ofi_region *r = shoal_ofi_remote_region(pe, seg, offset);
+    if (!r)
+        return shoal_ofi_fatal("%s to PE %d: offset %zu is outside that PE's %s segment", what, pe, offset,
+                               seg_name[seg]);
+    *t = (struct target){.addr = shoal_ofi.addr[pe], .raddr = r->base + (offset - r->offset), .key = r->key,
+                         .room = (size_t)(r->len - (offset - r->offset)), .pe = pe};
+    return SHOAL_OK;
 }
 
 enum rma_kind { RMA_WRITE, RMA_READ };
@@ -55,24 +86,27 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
     struct iovec iov = {.iov_base = buf, .iov_len = len};
     struct fi_rma_iov rma = {.addr = t.raddr, .len = len, .key = t.key};
     struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
-                             .rma_iov_count = 1, .context = op};
+                             .rma_iov_count = 1, .context = op ? (void *)op : shoal_ofi_tag(t.pe)};
     if (op) {
         flags |= FI_COMPLETION;
         atomic_fetch_add(&op->pending, 1);
     }
     atomic_fetch_add(&ctx->issued, 1);
     ssize_t ret;
-    unsigned n = 0;
+    unsigned n = 0, polls = 0;
+    long long start = 0;
+    const char *call = kind == RMA_WRITE ? "fi_writemsg" : "fi_readmsg";
     for (;;) {
         ret = kind == RMA_WRITE ? fi_writemsg(ctx->ep, &msg, flags) : fi_readmsg(ctx->ep, &msg, flags);
         if (ret != -FI_EAGAIN) break;
         shoal_ofi_drain(ctx);
         shoal_ofi_backoff(&n);
+        shoal_ofi_deadline(&start, ++polls, call, t.pe);
     }
     if (ret) {
         atomic_fetch_sub(&ctx->issued, 1);
         if (op) atomic_fetch_sub(&op->pending, 1);
-        shoal_ofi_fail(kind == RMA_WRITE ? "fi_writemsg" : "fi_readmsg", (int)ret);
+        shoal_ofi_fatal("%s of %zu bytes to PE %d failed: %s (%zd)", call, len, t.pe, fi_strerror((int)-ret), ret);
     }
     return ret;
 }
@@ -86,11 +120,14 @@ static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int
     for (size_t done = 0; done < len && st == SHOAL_OK;) {
         size_t chunk = len - done < SHOAL_OFI_BOUNCE_SIZE ? len - done : SHOAL_OFI_BOUNCE_SIZE;
         if (chunk > shoal_ofi.max_msg) chunk = shoal_ofi.max_msg;
+        struct target t;
+        st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
+        if (st != SHOAL_OK) break;
+        if (chunk > t.room) chunk = t.room;
         if (kind == RMA_WRITE) memcpy(ctx->bounce, buf + done, chunk);
-        struct shoal_ofi_op op = {0, 0};
+        struct shoal_ofi_op op = {0, 0, 0};
         uint64_t flags = kind == RMA_WRITE ? FI_DELIVERY_COMPLETE : 0;
-        if (post_rma(ctx, kind, target_of(pe, seg, offset + done), ctx->bounce, chunk, ctx->bounce_desc, flags,
-                     &op))
+        if (post_rma(ctx, kind, t, ctx->bounce, chunk, ctx->bounce_desc, flags, &op))
             st = SHOAL_ERR_SYS;
         else
             st = shoal_ofi_wait_op(ctx, &op, kind == RMA_WRITE ? "put" : "get", pe);
@@ -109,8 +146,11 @@ static shoal_status_t rma_chunks(struct shoal_tctx *ctx, enum rma_kind kind, int
 {
     for (size_t done = 0; done < len;) {
         size_t chunk = len - done < shoal_ofi.max_msg ? len - done : shoal_ofi.max_msg;
-        if (post_rma(ctx, kind, target_of(pe, seg, offset + done), buf + done, chunk, desc, flags, op))
-            return SHOAL_ERR_SYS;
+        struct target t;
+        shoal_status_t st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
+        if (st != SHOAL_OK) return st;
+        if (chunk > t.room) chunk = t.room;
+        if (post_rma(ctx, kind, t, buf + done, chunk, desc, flags, op)) return SHOAL_ERR_SYS;
         done += chunk;
     }
     return SHOAL_OK;
@@ -123,15 +163,15 @@ shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     void *desc;
     if (len == 0) return SHOAL_OK;
     if (!ctx) return SHOAL_ERR_SYS;
+    shoal_status_t ro = refuse_readonly(pe, seg, offset, len, "put");
+    if (ro != SHOAL_OK) return ro;
     const int registered = local_desc(ctx, src, len, &desc);
     /* Injected data is copied at once and needs no registration. */
     if (len <= shoal_ofi.inject_size)
-        return post_rma(ctx, RMA_WRITE, target_of(pe, seg, offset), (void *)src, len, desc,
-                        FI_INJECT | FI_DELIVERY_COMPLETE, NULL)
-                   ? SHOAL_ERR_SYS
-                   : SHOAL_OK;
+        return rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | FI_DELIVERY_COMPLETE,
+                          NULL);
     if (!registered) return rma_bounce(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len);
-    struct shoal_ofi_op op = {0, 0};
+    struct shoal_ofi_op op = {0, 0, 0};
     shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_DELIVERY_COMPLETE,
                                    &op);
     /* Chunks already posted still read src: wait for them even on failure. */
@@ -150,7 +190,7 @@ static shoal_status_t read_into(shoal_tctx_t *tctx, int pe, enum shoal_segment_i
     /* Unregistered memory on a provider that needs it: complete it now. */
     if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
     if (!blocking) return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL);
-    struct shoal_ofi_op op = {0, 0};
+    struct shoal_ofi_op op = {0, 0, 0};
     shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op);
     shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "get", pe);
     return st != SHOAL_OK ? st : w;
@@ -189,11 +229,15 @@ struct amo_bufs {
 };
 
 static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg, enum shoal_amo_op op,
-                        struct amo_bufs *b, void *desc, int fetching, uint64_t flags)
+                        struct amo_bufs *b, void *desc, int fetching, uint64_t flags, int pe)
 {
     struct fi_ioc res = {.addr = &b->result, .count = 1}, cmp = {.addr = &b->compare, .count = 1};
     ssize_t ret;
-    unsigned n = 0;
+    unsigned n = 0, polls = 0;
+    long long start = 0;
+    const char *call = !fetching                ? "fi_atomicmsg"
+                       : op == SHOAL_AMO_CSWAP ? "fi_compare_atomicmsg"
+                                               : "fi_fetch_atomicmsg";
     atomic_fetch_add(&ctx->issued, 1);
     for (;;) {
         if (!fetching)
@@ -205,12 +249,11 @@ static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg,
         if (ret != -FI_EAGAIN) break;
         shoal_ofi_drain(ctx);
         shoal_ofi_backoff(&n);
+        shoal_ofi_deadline(&start, ++polls, call, pe);
     }
     if (ret) {
         atomic_fetch_sub(&ctx->issued, 1);
-        shoal_ofi_fail(!fetching ? "fi_atomicmsg" : op == SHOAL_AMO_CSWAP ? "fi_compare_atomicmsg"
-                                                                           : "fi_fetch_atomicmsg",
-                       (int)ret);
+        shoal_ofi_fatal("%s to PE %d failed: %s (%zd)", call, pe, fi_strerror((int)-ret), ret);
     }
     return ret;
 }
@@ -220,7 +263,10 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
 {
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
     if (!ctx) return SHOAL_ERR_SYS;
-    struct target t = target_of(pe, seg, offset);
+    struct target t;
+    shoal_status_t tst = op == SHOAL_AMO_FETCH ? SHOAL_OK : refuse_readonly(pe, seg, offset, elem, "atomic");
+    if (tst == SHOAL_OK) tst = target_of(pe, seg, offset, "atomic", &t);
+    if (tst != SHOAL_OK) return tst;
     /* SET returns nothing; FETCH and CSWAP always need their answer. */
     const int fetching = op == SHOAL_AMO_FETCH || op == SHOAL_AMO_CSWAP || (fetched && op != SHOAL_AMO_SET);
     const int inject = !fetching && elem <= shoal_ofi.inject_size;
@@ -236,15 +282,15 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     shoal_elem_store(&b->compare, cond, elem);
     struct fi_ioc ioc = {.addr = &b->operand, .count = 1};
     struct fi_rma_ioc rma = {.addr = t.raddr, .count = 1, .key = t.key};
-    struct shoal_ofi_op wait = {0, 0};
+    struct shoal_ofi_op wait = {0, 0, 0};
     struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
                                 .rma_iov_count = 1, .datatype = elem == 4 ? FI_UINT32 : FI_UINT64,
-                                .op = fabric_op(op), .context = inject ? NULL : &wait};
+                                .op = fabric_op(op), .context = inject ? shoal_ofi_tag(pe) : (void *)&wait};
     uint64_t flags = op == SHOAL_AMO_FETCH ? 0 : FI_DELIVERY_COMPLETE;
     flags |= inject ? FI_INJECT : FI_COMPLETION;
     if (!inject) atomic_store(&wait.pending, 1);
     shoal_status_t st = SHOAL_OK;
-    if (post_amo(ctx, &msg, op, b, desc, fetching, flags))
+    if (post_amo(ctx, &msg, op, b, desc, fetching, flags, pe))
         st = SHOAL_ERR_SYS;
     else if (!inject)
         st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);

@@ -4,8 +4,13 @@
  * drivers do that: callers waiting for their own operations, the runtime's
  * polling waits (shoal_ofi_progress), and one thread per PE that sleeps in
  * the kernel until the network has work, so a PE busy elsewhere still
- * serves its peers. */
+ * serves its peers.
+ *
+ * Failures end the job (shoal_ofi_fatal): an operation whose completion
+ * carries an error, and a wait that lasts longer than SHMEM_FABRIC_TIMEOUT
+ * (a peer that stopped answering without the connection noticing). */
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +22,6 @@
 #define OFI_SPINS 64
 #define OFI_YIELDS 256
 #define OFI_SLEEP_NS 20000L
-#define OFI_WARN_NS 10000000000LL /* a wait this long is reported once */
 #define OFI_THREAD_POLL_NS 50000L /* progress thread without a wait object */
 #define OFI_THREAD_WAIT_MS 5
 
@@ -36,13 +40,22 @@ void shoal_ofi_backoff(unsigned *n)
     if (*n < OFI_YIELDS) (*n)++;
 }
 
-static void complete(void *context, int err)
+static void complete(struct shoal_tctx *ctx, void *context, int err, int prov)
 {
+    if (!context || ((uintptr_t)context & 1)) {
+        /* Nobody waits for it: its counter tells the next fence or quiet,
+         * which reports this error. */
+        if (err) {
+            atomic_store(&ctx->failed_prov, prov);
+            atomic_store(&ctx->failed_pe, context ? (int)((uintptr_t)context >> 1) : -1);
+            atomic_store(&ctx->failed_err, err);
+        }
+        return;
+    }
     struct shoal_ofi_op *op = context;
-    if (!op) return; /* an operation nobody waits for: its counter tells */
     if (err) {
         int none = 0;
-        atomic_compare_exchange_strong(&op->err, &none, err);
+        if (atomic_compare_exchange_strong(&op->err, &none, err)) atomic_store(&op->prov, prov);
     }
     /* The owner may return as soon as this reaches zero: touch op no more. */
     atomic_fetch_sub_explicit(&op->pending, 1, memory_order_release);
@@ -50,14 +63,14 @@ static void complete(void *context, int err)
 
 static void handle(struct shoal_tctx *ctx, ssize_t n, struct fi_cq_entry *entries)
 {
-    for (ssize_t i = 0; i < n; i++) complete(entries[i].op_context, 0);
+    for (ssize_t i = 0; i < n; i++) complete(ctx, entries[i].op_context, 0, 0);
     if (n != -FI_EAVAIL) return;
     struct fi_cq_err_entry e;
     memset(&e, 0, sizeof e);
     if (fi_cq_readerr(ctx->cq, &e, 0) == 1) {
-        if (!e.op_context)
-            shoal_debug("ofi", "an operation failed: %s", fi_cq_strerror(ctx->cq, e.prov_errno, e.err_data, NULL, 0));
-        complete(e.op_context, e.err ? e.err : FI_EIO);
+        shoal_debug("ofi", "an operation failed: %s (%s)", fi_strerror(e.err ? e.err : FI_EIO),
+                    fi_cq_strerror(ctx->cq, e.prov_errno, e.err_data, NULL, 0));
+        complete(ctx, e.op_context, e.err ? e.err : FI_EIO, e.prov_errno);
     }
 }
 
@@ -80,23 +93,31 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Reports once that a wait is taking very long (a peer stuck or dead
- * without the connection noticing); the wait itself goes on. */
-static void maybe_warn(long long *start, unsigned n, const char *what, int pe)
+/* A peer that does not answer for this long is taken for dead or stuck. */
+shoal_status_t shoal_ofi_deadline(long long *start, unsigned polls, const char *what, int pe)
 {
-    if ((n & 1023) != 0 || *start < 0) return;
+    if ((polls & 1023) != 0 || *start < 0) return SHOAL_OK;
     long long t = now_ns();
     if (*start == 0) {
         *start = t;
-    } else if (t - *start > OFI_WARN_NS) {
-        if (pe >= 0)
-            shoal_warn("ofi", "%s to PE %d has not completed after %lld s; is that PE alive?", what, pe,
-                       OFI_WARN_NS / 1000000000LL);
-        else
-            shoal_warn("ofi", "%s has not completed after %lld s; is every PE alive?", what,
-                       OFI_WARN_NS / 1000000000LL);
-        *start = -1;
+        return SHOAL_OK;
     }
+    if (t - *start <= shoal_ofi.timeout_ns) return SHOAL_OK;
+    *start = -1; /* without a fatal callback: reported once, the wait goes on */
+    long long s = shoal_ofi.timeout_ns / 1000000000LL;
+    if (pe >= 0)
+        return shoal_ofi_fatal("%s to PE %d has not completed after %lld s (SHMEM_FABRIC_TIMEOUT=%lld): that PE "
+                               "stopped answering", what, pe, s, s);
+    return shoal_ofi_fatal("%s has not completed after %lld s (SHMEM_FABRIC_TIMEOUT=%lld): a peer stopped "
+                           "answering", what, s, s);
+}
+
+/* The provider's words for an error, when it has any. */
+static const char *prov_text(struct shoal_tctx *ctx, int prov, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (prov) fi_cq_strerror(ctx->cq, prov, NULL, buf, len);
+    return buf;
 }
 
 shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op, const char *what, int pe)
@@ -107,12 +128,14 @@ shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op
         shoal_ofi_drain(ctx);
         if (atomic_load_explicit(&op->pending, memory_order_acquire) <= 0) break;
         shoal_ofi_backoff(&n);
-        maybe_warn(&start, ++polls, what, pe);
+        shoal_ofi_deadline(&start, ++polls, what, pe);
     }
     int err = atomic_load(&op->err);
     if (!err) return SHOAL_OK;
-    shoal_error("ofi", "%s to PE %d failed: %s", what, pe, fi_strerror(err));
-    return SHOAL_ERR_SYS;
+    char text[128];
+    prov_text(ctx, atomic_load(&op->prov), text, sizeof text);
+    return shoal_ofi_fatal("%s to PE %d failed: %s%s%s%s", what, pe, fi_strerror(err), text[0] ? " (" : "", text,
+                           text[0] ? ")" : "");
 }
 
 /* Completions arrive in any order, so a count reached does not say which
@@ -128,12 +151,18 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
         if (done + failed >= atomic_load(&ctx->issued)) {
             uint64_t before = atomic_exchange(&ctx->errors_reported, failed);
             if (failed <= before) return SHOAL_OK;
-            shoal_error("ofi", "%s: %llu fabric operation(s) failed (a peer may have died)", what,
-                        (unsigned long long)(failed - before));
-            return SHOAL_ERR_SYS;
+            /* The error entry may trail the counter: read what is queued. */
+            shoal_ofi_drain(ctx);
+            int err = atomic_load(&ctx->failed_err), pe = atomic_load(&ctx->failed_pe);
+            char text[128], who[32] = "";
+            prov_text(ctx, atomic_load(&ctx->failed_prov), text, sizeof text);
+            if (pe >= 0) snprintf(who, sizeof who, " to PE %d", pe);
+            return shoal_ofi_fatal("%s: %llu fabric operation(s)%s failed: %s%s%s%s", what,
+                                   (unsigned long long)(failed - before), who, err ? fi_strerror(err) : "error",
+                                   text[0] ? " (" : "", text, text[0] ? ")" : "");
         }
         shoal_ofi_backoff(&n);
-        maybe_warn(&start, ++polls, what, -1);
+        shoal_ofi_deadline(&start, ++polls, what, -1);
     }
 }
 
