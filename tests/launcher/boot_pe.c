@@ -15,6 +15,10 @@
  *   mismatch            PE 0 gathers 8 bytes, the others 16
  *   early               PE 0 finalizes and exits while the others gather
  *   hello               say hello, finalize, print rank and size
+ *   fds NFDS            one descriptor exchange of NFDS per PE under the
+ *                       open-file limit as it is (no raising, no skip)
+ *   orphan              barrier, fork a grandchild that ignores SIGTERM,
+ *                       SIGHUP and SIGINT, print "orphaned" (PE 0), sleep
  *   grandchild          (internal) sleep until killed */
 #include "boot/boot.h"
 #include "harness.h"
@@ -138,6 +142,30 @@ static void start_grandchild(const char *argv0, const char *tag)
 
 static void on_usr1(int sig) { (void)sig; }
 
+/* A descriptor exchange as the library's shm transport makes it, under the
+ * limit the PE was given. */
+static int exchange_fds(int nfds)
+{
+    int local = getenv("SHOAL_LOCAL_SIZE") ? atoi(getenv("SHOAL_LOCAL_SIZE")) : boot->size;
+    int *mine = calloc((size_t)nfds, sizeof *mine), *all = calloc((size_t)nfds * (size_t)local, sizeof *all);
+    for (int i = 0; i < nfds; i++) mine[i] = make_fd(boot->rank, i);
+    must(boot->ops->allgather_fds(boot, mine, nfds, all), "allgather_fds");
+    must(boot->ops->finalize(boot), "finalize");
+    return 0;
+}
+
+/* A grandchild that only SIGKILL ends, with the job's tag in its arguments. */
+static void orphan(const char *argv0, const char *tag)
+{
+    if (fork() == 0) {
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+        execl("/proc/self/exe", argv0, "grandchild", tag, (char *)NULL);
+        _exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -148,6 +176,7 @@ int main(int argc, char **argv)
     int arg2 = argc > 3 ? atoi(argv[3]) : 0;
 
     if (strcmp(mode, "gather") == 0) return gather(arg1, arg2);
+    if (strcmp(mode, "fds") == 0) return exchange_fds(arg1);
     if (strcmp(mode, "hello") == 0) {
         must(boot->ops->finalize(boot), "finalize");
         if (getenv("SHOAL_NODE_RANK"))
@@ -200,6 +229,14 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "abort") == 0) {
         if (boot->rank == arg1) boot->ops->abort(boot, arg2, argc > 4 ? argv[4] : NULL);
     } else if (strcmp(mode, "sleep") == 0) {
+        sleep_forever();
+    } else if (strcmp(mode, "orphan") == 0) {
+        orphan(argv[0], argv[argc - 1]);
+        must(boot->ops->barrier(boot), "barrier");
+        if (boot->rank == 0) {
+            printf("orphaned\n");
+            fflush(stdout);
+        }
         sleep_forever();
     } else {
         fprintf(stderr, "boot_pe: unknown mode '%s'\n", mode);

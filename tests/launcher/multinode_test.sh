@@ -145,16 +145,21 @@ wrong_secret)
         SHMEM_BOOTSTRAP_SECRET_FILE="$dir/other" node 1 2 1 "$PE" gather 2 1 "$tag-bad"
     finish 1
     [ "$rc_1" != 0 ] || fail "the node with the wrong secret exited 0"
-    expect_line 1 "^oshrun: TLS handshake with node 0 at 127\.0\.0\.1:$port failed \(.+\): wrong or missing job secret\?$"
-    # Without TLS at all: refused as well.
+    expect_line 1 "^oshrun: node 0 at 127\.0\.0\.1:$port refused this node's job secret \(TLS: .+\): SHMEM_BOOTSTRAP_SECRET_FILE must hold the same secret on every node$"
+    # Without TLS at all: refused as well, named as a TLS mismatch.
     SHMEM_BOOTSTRAP_TLS=0 node 1 2 1 "$PE" gather 2 1 "$tag-plain"
     finish 1
     [ "$rc_1" != 0 ] || fail "a node without TLS exited 0"
+    grep -v '^oshrun: WARNING: SHMEM_BOOTSTRAP_TLS=0' "$dir/err.1" >"$dir/err.1x"
+    [ "$(grep -c '' "$dir/err.1x")" = 1 ] && grep -q "^oshrun: node 0 at 127\.0\.0\.1:$port refused this node: TLS mismatch: TLS is on on node 0 but off on this node" "$dir/err.1x" ||
+        fail "a node without TLS: $(cat "$dir/err.1")"
     node 1 2 1 "$PE" gather 2 1 "$tag-n1"
     finish 1; finish 0
     expect_rc 0 0; expect_rc 1 0
-    n=$(grep -Ec '^oshrun: refused a bootstrap connection from 127\.0\.0\.1:[0-9]+: TLS handshake failed \(.+\)$' "$dir/err.0")
-    [ "$n" = 2 ] || fail "node 0 logged $n refusals, want 2: $(cat "$dir/err.0")"
+    grep -Eq '^oshrun: refused a bootstrap connection from 127\.0\.0\.1:[0-9]+: TLS handshake failed \(.+\): it holds another job secret$' "$dir/err.0" ||
+        fail "node 0 did not log the wrong secret: $(cat "$dir/err.0")"
+    grep -Eq '^oshrun: refused a bootstrap connection from 127\.0\.0\.1:[0-9]+: TLS mismatch: it sent plaintext' "$dir/err.0" ||
+        fail "node 0 did not log the TLS mismatch: $(cat "$dir/err.0")"
     [ "$(grep -c '' "$dir/err.0")" = 2 ] || fail "node 0 stderr: $(cat "$dir/err.0")"
     # The secret file must be private, and a job across hosts needs one.
     chmod 644 "$dir/secret"
@@ -194,7 +199,7 @@ x509)
         node 1 2 2 "$PE" gather 2 2 "$tag-bad"
     finish 1
     [ "$rc_1" != 0 ] || fail "the node with a certificate from another CA exited 0"
-    expect_line 1 "^oshrun: TLS handshake with node 0 at 127\.0\.0\.1:$port failed \(.+\): "
+    expect_line 1 "^oshrun: node 0 at 127\.0\.0\.1:$port refused this node's certificate \(TLS: .+\)"
     # So is a node without a certificate (a job secret instead).
     SHMEM_BOOTSTRAP_TLS_CA= SHMEM_BOOTSTRAP_SECRET_FILE="$dir/secret" node 1 2 2 "$PE" gather 2 2 "$tag-bad"
     finish 1
@@ -221,6 +226,16 @@ tls_off)
         expect_line $r "^oshrun: WARNING: SHMEM_BOOTSTRAP_TLS=0: the bootstrap between hosts is not encrypted or authenticated; anyone who can reach 127\.0\.0\.1:$port can join or read the job's addresses$"
     done
     expect_no_leftovers
+    # TLS off on node 0 only: the joining node names the mismatch at once.
+    node0 2 1 --timeout 5 "$PE" gather 1 1 "$tag"
+    secret "$dir/secret"
+    SHMEM_BOOTSTRAP_TLS= SHMEM_BOOTSTRAP_SECRET_FILE="$dir/secret" node 1 2 1 "$PE" gather 1 1 "$tag-n1"
+    finish 1
+    expect_rc 1 1
+    expect_line 1 "^oshrun: TLS mismatch with node 0 at 127\.0\.0\.1:$port: it answered in plaintext, so TLS is off there \(SHMEM_BOOTSTRAP_TLS=0\) but on here; set the same SHMEM_BOOTSTRAP_TLS on every node$"
+    finish 0
+    grep -q "^oshrun: refused a bootstrap connection from 127\.0\.0\.1:[0-9]*: TLS mismatch: it started a TLS handshake, but TLS is off here" "$dir/err.0" ||
+        fail "node 0 did not log the mismatch: $(cat "$dir/err.0")"
     ;;
 kill_node)
     # Every PE of node 1 SIGKILLed: the whole job ends, on every node.

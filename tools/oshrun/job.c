@@ -3,7 +3,9 @@
  * its output pipes. The first failure decides the exit status and stops
  * the other PEs: SIGTERM to each process group, SIGKILL half a second
  * later. After the last PE is reaped its group is killed too, so
- * grandchildren do not outlive the job. */
+ * grandchildren do not outlive the job; should oshrun itself be killed,
+ * the guardian (guard.c) does it. Across hosts, heartbeats run from the
+ * timers here (nodes.c). */
 #include "oshrun.h"
 
 #include <errno.h>
@@ -116,6 +118,7 @@ static void on_exit_status(struct oshrun_job *job, struct oshrun_pe *pe, int ws)
     pe->running = 0;
     job->running--;
     kill(-pe->pid, SIGKILL); /* whatever the PE left behind in its group */
+    oshrun_guard_tell(job->guard, pe->pid, 0); /* swept: the guardian must not kill a reused group id */
     if (job->failed) return;
     char who[64];
     oshrun_pe_name(job, pe, 1, who, sizeof who);
@@ -178,6 +181,7 @@ static void on_timers(struct oshrun_job *job, double now)
         job->kill_at = 0;
         oshrun_signal_all(job, SIGKILL);
     }
+    if (job->net) oshrun_net_tick(job, now);
 }
 
 static int poll_timeout_ms(const struct oshrun_job *job, double now, double drain_until)
@@ -186,6 +190,8 @@ static int poll_timeout_ms(const struct oshrun_job *job, double now, double drai
     if (job->deadline) next = job->deadline;
     if (job->kill_at && (next < 0 || job->kill_at < next)) next = job->kill_at;
     if (job->running == 0 && drain_until > 0 && (next < 0 || drain_until < next)) next = drain_until;
+    double beat = job->net ? oshrun_net_next_timer(job) : -1;
+    if (beat >= 0 && (next < 0 || beat < next)) next = beat;
     if (next < 0) return -1;
     double ms = (next - now) * 1000.0 + 1.0;
     return ms < 0 ? 0 : ms > 1e6 ? 1000000 : (int)ms;
@@ -243,16 +249,22 @@ static void hold_std_fds(void)
 int oshrun_run(const struct oshrun_options *opt, char *const argv[])
 {
     struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .size = opt->npes, .self = getpid(),
-                             .sigfd = -1};
+                             .sigfd = -1, .guard = -1};
     struct pollfd *pfd = NULL;
     sigset_t mask, old;
 
     hold_std_fds();
     signal(SIGPIPE, SIG_IGN);
+    if (oshrun_check_fd_limit(opt->npes, opt->nnodes) != 0) return 1;
+    /* First, before any socket exists, so that it holds none of them. */
+    if ((job.guard = oshrun_guard_start()) < 0) return 1;
     /* Before the signal mask: Ctrl-C while waiting for the other nodes just ends oshrun. */
     if (opt->nnodes > 0) {
         int st = oshrun_net_open(&job);
-        if (st != 0) return st;
+        if (st != 0) {
+            close(job.guard);
+            return st;
+        }
     }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
     pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes, sizeof *pfd);
@@ -261,6 +273,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         free(job.pes);
         free(pfd);
         oshrun_net_close(&job);
+        close(job.guard);
         return 1;
     }
     for (int r = 0; r < job.npes; r++) {
@@ -295,6 +308,7 @@ out:
     oshrun_gather_release(&job);
     oshrun_net_close(&job);
     if (job.sigfd >= 0) close(job.sigfd);
+    close(job.guard); /* the guardian sweeps whatever is left and exits */
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(job.pes);
     free(pfd);

@@ -90,6 +90,7 @@ int oshrun_link_fill(struct oshrun_link *l)
             int r = SSL_read(l->ssl, l->rx + l->rx_len, (int)room);
             if (r > 0) {
                 l->rx_len += (size_t)r;
+                l->last_rx = oshrun_now();
                 continue;
             }
             int e = SSL_get_error(l->ssl, r);
@@ -107,6 +108,7 @@ int oshrun_link_fill(struct oshrun_link *l)
             ssize_t r = recv(l->fd, l->rx + l->rx_len, room, 0);
             if (r > 0) {
                 l->rx_len += (size_t)r;
+                l->last_rx = oshrun_now();
                 continue;
             }
             if (r < 0 && errno == EINTR) continue;
@@ -128,7 +130,12 @@ int oshrun_link_next(struct oshrun_link *l, struct oshrun_frame *f)
     if (l->rx_len < OSHRUN_NET_HEADER) return 0;
     uint32_t len = oshrun_get_u32(l->rx + 8);
     if (oshrun_get_u32(l->rx) != OSHRUN_NET_MAGIC || len > OSHRUN_NET_MAX_FRAME) {
-        snprintf(l->why, sizeof l->why, "%s", len > OSHRUN_NET_MAX_FRAME ? "message too large" : "not an oshrun peer");
+        /* TLS records where plaintext frames belong: TLS is on there, off here. */
+        if (oshrun_stream_start(l->rx, 4) == OSHRUN_START_TLS && !l->ssl)
+            snprintf(l->why, sizeof l->why, "TLS mismatch: it speaks TLS, but TLS is off here (SHMEM_BOOTSTRAP_TLS=0); "
+                     "set the same SHMEM_BOOTSTRAP_TLS on every node");
+        else
+            snprintf(l->why, sizeof l->why, "%s", len > OSHRUN_NET_MAX_FRAME ? "message too large" : "not an oshrun peer");
         return -1;
     }
     if (l->rx_len - OSHRUN_NET_HEADER < len) return 0;

@@ -12,6 +12,8 @@
  *   FAULT   any          i32 exit status, one line naming the PE and node
  *   DONE    node k -> 0  every PE of node k finished cleanly
  *   END     0 -> all     every node is done; exit 0
+ *   PING    both ways    a heartbeat: nothing but "I am alive"; any frame
+ *                        counts as one, so it never changes a protocol state
  * Node 0 relays a FAULT to every node, so each oshrun prints the same line
  * and exits with the same status. Descriptors never leave a node. */
 #ifndef OSHRUN_NET_H
@@ -23,7 +25,7 @@
 #include <openssl/ssl.h>
 
 #define OSHRUN_NET_MAGIC 0x4C4E4853u /* "SHNL" */
-#define OSHRUN_NET_VERSION 1u
+#define OSHRUN_NET_VERSION 2u /* 2: PING */
 #define OSHRUN_NET_HEADER 12u
 #define OSHRUN_NET_MAX_FRAME ((64u << 20) + 64u)
 
@@ -34,7 +36,8 @@ enum oshrun_net_type {
     OSHRUN_NET_RESULT = 4,
     OSHRUN_NET_FAULT = 5,
     OSHRUN_NET_DONE = 6,
-    OSHRUN_NET_END = 7
+    OSHRUN_NET_END = 7,
+    OSHRUN_NET_PING = 8
 };
 
 struct oshrun_link {
@@ -48,6 +51,8 @@ struct oshrun_link {
     int tls_failed; /* ended by a TLS error (an alert from the peer) */
     int eof; /* the peer closed; rx may still hold whole frames */
     char why[160]; /* how it ended */
+    double last_rx;   /* when bytes last arrived (oshrun_now) */
+    double next_ping; /* when our next heartbeat is due */
 };
 
 struct oshrun_frame {
@@ -78,6 +83,8 @@ struct oshrun_net {
     int ndone;
     int sent_done, ended;
     int relaying; /* handling a FAULT from node 0: do not send it back */
+    long liveness_s; /* SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT: a link silent this long is lost */
+    double ping_every; /* seconds between heartbeats */
 };
 
 /* rendezvous.c: fills net (links, counts). Returns 0, or the status to
@@ -85,6 +92,17 @@ struct oshrun_net {
 struct oshrun_options;
 int oshrun_rendezvous(const struct oshrun_options *opt, struct oshrun_net *net, double deadline);
 void oshrun_net_free(struct oshrun_net *net);
+/* rendezvous.c helpers shared with accept.c (node 0's side). */
+struct sockaddr_storage;
+void oshrun_peer_name(const struct sockaddr_storage *ss, char *out, size_t len);
+/* TCP_NODELAY, keepalive and TCP_USER_TIMEOUT scaled to the liveness limit. */
+void oshrun_tune(int fd, long liveness_s);
+int oshrun_listen_on(const char *host, const char *port, const char *where);
+/* Node 0: the PE counts to every node. 0, or 1 after printing why. */
+int oshrun_welcome(struct oshrun_net *net);
+/* accept.c: node 0 waits for every node (concurrent handshakes). */
+int oshrun_serve_rendezvous(struct oshrun_net *net, const char *host, const char *port, double deadline,
+                            long limit_s);
 
 /* link.c */
 void oshrun_link_init(struct oshrun_link *l, int fd, SSL *ssl, int node, const char *peer);

@@ -2,9 +2,14 @@
  * gathers every node's block of an allgather and sends all nodes the whole
  * result; it relays a FAULT from any node to every node; it ends the job
  * (END) when every node reported DONE. A lost connection ends the job:
- * node 0 tells the others, and a node that loses node 0 stops on its own. */
+ * node 0 tells the others, and a node that loses node 0 stops on its own.
+ * Liveness: every link carries a PING each ping_every seconds in both
+ * directions, and any frame received counts as a sign of life; a link
+ * silent for liveness_s seconds (a cut cable, a frozen or vanished host) is
+ * lost like a closed one. The timers run from the event loop (job.c). */
 #include "net.h"
 #include "oshrun.h"
+#include "util/config.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -13,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define SEND_S 30.0   /* a peer that takes nothing for this long is lost */
+#define LIVENESS_MAX_S 86400L
 #define LINGER_S 0.5  /* at exit, time for the peers to read what we sent */
 
 static int is_root(const struct oshrun_job *job) { return job->net->node_rank == 0; }
@@ -32,7 +37,9 @@ static void lost(struct oshrun_job *job, struct oshrun_link *l)
 static void send_to(struct oshrun_job *job, struct oshrun_link *l, uint32_t type, const void *a, size_t alen,
                     const void *b, size_t blen)
 {
-    if (l->fd >= 0 && oshrun_link_send(l, type, a, alen, b, blen, oshrun_now() + SEND_S) != 0) lost(job, l);
+    /* A peer that takes nothing for the liveness limit is lost. */
+    double until = oshrun_now() + (double)job->net->liveness_s;
+    if (l->fd >= 0 && oshrun_link_send(l, type, a, alen, b, blen, until) != 0) lost(job, l);
 }
 
 static void broken(struct oshrun_job *job, struct oshrun_link *l, const char *what)
@@ -188,6 +195,7 @@ static void on_frame(struct oshrun_job *job, struct oshrun_link *l, const struct
         if (root) break;
         net->ended = 1;
         return;
+    case OSHRUN_NET_PING: return; /* its arrival was the point (link.c noted the time) */
     }
     broken(job, l, "an unexpected message");
 }
@@ -219,6 +227,37 @@ void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd)
         if (pfd[n].revents && job->net->links[n].fd >= 0) serve_link(job, &job->net->links[n]);
 }
 
+void oshrun_net_tick(struct oshrun_job *job, double now)
+{
+    struct oshrun_net *net = job->net;
+    for (int n = 0; n < net->nlinks; n++) {
+        struct oshrun_link *l = &net->links[n];
+        if (l->fd < 0 || (n == 0 && net->node_rank == 0)) continue;
+        if (now - l->last_rx >= (double)net->liveness_s) {
+            snprintf(l->why, sizeof l->why, "no heartbeat for %ld s", net->liveness_s);
+            lost(job, l);
+            continue;
+        }
+        if (now >= l->next_ping) {
+            l->next_ping = now + net->ping_every;
+            send_to(job, l, OSHRUN_NET_PING, NULL, 0, NULL, 0);
+        }
+    }
+}
+
+double oshrun_net_next_timer(const struct oshrun_job *job)
+{
+    const struct oshrun_net *net = job->net;
+    double next = -1;
+    for (int n = 0; n < net->nlinks; n++) {
+        const struct oshrun_link *l = &net->links[n];
+        if (l->fd < 0 || (n == 0 && net->node_rank == 0)) continue;
+        double t = l->next_ping < l->last_rx + (double)net->liveness_s ? l->next_ping : l->last_rx + (double)net->liveness_s;
+        if (next < 0 || t < next) next = t;
+    }
+    return next;
+}
+
 int oshrun_net_finished(struct oshrun_job *job)
 {
     struct oshrun_net *net = job->net;
@@ -247,8 +286,24 @@ int oshrun_net_open(struct oshrun_job *job)
     const struct oshrun_options *opt = job->opt;
     struct oshrun_net *net = calloc(1, sizeof *net);
     double limit = opt->timeout_s ? (double)opt->timeout_s : 60.0;
+    struct shoal_config cfg;
+    char err[512];
     int st;
     if (!net) return 1;
+    if (shoal_config_load(&cfg, NULL, err, sizeof err) != SHOAL_OK) {
+        fprintf(stderr, "oshrun: %s\n", err);
+        free(net);
+        return 1;
+    }
+    if (cfg.bootstrap_liveness_timeout < 1 || cfg.bootstrap_liveness_timeout > LIVENESS_MAX_S) {
+        fprintf(stderr, "oshrun: SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT=%ld is out of range: 1 to %ld seconds\n",
+                cfg.bootstrap_liveness_timeout, LIVENESS_MAX_S);
+        free(net);
+        return 1;
+    }
+    net->liveness_s = cfg.bootstrap_liveness_timeout;
+    /* Several heartbeats per limit, so one late one is no verdict; at most 5 s apart. */
+    net->ping_every = (double)net->liveness_s / 6.0 < 5.0 ? (double)net->liveness_s / 6.0 : 5.0;
     st = oshrun_rendezvous(opt, net, oshrun_now() + limit);
     if (st == 0 && net->node_rank == 0) {
         net->done = calloc((size_t)net->nnodes, sizeof *net->done);
@@ -259,6 +314,10 @@ int oshrun_net_open(struct oshrun_job *job)
         oshrun_net_free(net);
         free(net);
         return st;
+    }
+    for (int n = 0; n < net->nlinks; n++) { /* the clocks start with the job */
+        net->links[n].last_rx = oshrun_now();
+        net->links[n].next_ping = oshrun_now();
     }
     job->rank_base = 0;
     job->size = 0;

@@ -5,7 +5,9 @@
  *   job.c     event loop: signals, exits, timeouts, stopping the job
  *   serve.c   the bootstrap protocol (allgather, finalize, abort)
  *   output.c  --tag-output line prefixing
- *   net.h     across hosts: rendezvous.c, nodes.c, link.c, tls.c
+ *   guard.c   the guardian: sweeps the PEs' groups however oshrun ends
+ *   limits.c  the open-file limit, named with its numbers
+ *   net.h     across hosts: rendezvous.c, accept.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
  * is its own process group (pgid == pid) and is always signalled by group;
@@ -55,6 +57,7 @@ struct oshrun_job {
     int running;
     pid_t self;
     int sigfd;
+    int guard; /* pipe to the guardian (guard.c), -1 when none */
 
     int failed; /* the job is being stopped */
     int status; /* exit status of oshrun */
@@ -104,6 +107,10 @@ void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd);
 void oshrun_net_fault(struct oshrun_job *job, int status, const char *what);
 /* This host's block of an allgather (blob kinds; descriptors stay here). */
 void oshrun_net_gather(struct oshrun_job *job, uint32_t kind, size_t len, const unsigned char *blobs);
+/* Heartbeats: sends those due and ends the job on a silent link; next_timer
+ * says when to call tick again (-1: never). */
+void oshrun_net_tick(struct oshrun_job *job, double now);
+double oshrun_net_next_timer(const struct oshrun_job *job);
 /* Called once this host's PEs are gone: 1 when oshrun may exit. */
 int oshrun_net_finished(struct oshrun_job *job);
 void oshrun_net_close(struct oshrun_job *job);
@@ -113,6 +120,22 @@ void oshrun_stream_init(struct oshrun_stream *s, int fd, int target);
 void oshrun_stream_read(struct oshrun_stream *s, int rank);
 /* Writes out a partial last line and closes the pipe. */
 void oshrun_stream_close(struct oshrun_stream *s, int rank);
+
+/* guard.c: the guardian process that SIGKILLs the PEs' process groups when
+ * oshrun ends, however it ends. start returns the pipe to it (-1: failed,
+ * message printed); tell lists (add 1) or unlists (add 0) a group. */
+int oshrun_guard_start(void);
+void oshrun_guard_tell(int fd, pid_t pgid, int add);
+
+/* limits.c: 0 when the open-file limit leaves room for npes PEs and nnodes
+ * links; otherwise prints one line with the numbers and returns 1. */
+int oshrun_check_fd_limit(int npes, int nnodes);
+/* Called when a PE's message could not be read whole: 1 (and a line in
+ * what) when the open-file limit is the likely cause. */
+int oshrun_fd_limit_hit(char *what, size_t len);
+/* 1 (and why in what) when PE process pid cannot take incoming more
+ * descriptors under its open-file limit. */
+int oshrun_pe_fd_room(pid_t pid, size_t incoming, char *what, size_t len);
 
 int oshrun_run(const struct oshrun_options *opt, char *const argv[]);
 

@@ -1,11 +1,11 @@
 /* rendezvous.c: how the oshrun instances of a job find each other. Node 0
- * binds exactly the --rendezvous address and accepts one connection at a
- * time: TLS handshake, then a JOIN naming the node. A connection that fails
- * either is refused with one line and node 0 keeps waiting, until every
- * node joined or the deadline passed. The other nodes retry connecting
- * until the deadline, since node 0 may start after them. When all have
- * joined, node 0 sends every node the PE counts (WELCOME), which fix the
- * global ranks: node k's PEs follow node k-1's. */
+ * serves the rendezvous (accept.c); the other nodes connect to it and
+ * retry, connection and handshake, until the deadline: node 0 may start
+ * after them, or be busy. A refusal (wrong secret or certificate, TLS on
+ * one side only, a JOIN node 0 rejects) is final and named in one line;
+ * only a timeout or a closed connection is retried. When all have joined,
+ * node 0 sends every node the PE counts (WELCOME), which fix the global
+ * ranks: node k's PEs follow node k-1's. */
 #include "args.h"
 #include "net.h"
 #include "oshrun.h"
@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define STEP_S 10.0   /* handshake and JOIN of one connection */
+#define STEP_S 10.0   /* one handshake attempt */
 #define RETRY_MS 200
 
 static double earlier(double a, double b) { return a < b ? a : b; }
@@ -41,7 +41,7 @@ static void split(const char *text, char *host, size_t hl, char *port, size_t pl
     snprintf(port, pl, "%s", colon + 1);
 }
 
-static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
+void oshrun_peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
 {
     char host[INET6_ADDRSTRLEN] = "?";
     if (ss->ss_family == AF_INET) {
@@ -57,14 +57,23 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
     }
 }
 
-static void tune(int fd)
+void oshrun_tune(int fd, long liveness_s)
 {
-    int one = 1;
+    int one = 1, idle = (int)(liveness_s / 3 > 0 ? liveness_s / 3 : 1), cnt = 3;
+    int intvl = idle / 3 > 0 ? idle / 3 : 1;
+    /* The kernel's own verdict comes a little after the heartbeats' (nodes.c),
+     * so the message names the silence; it still ends a link whose data is
+     * not acknowledged should the event loop be stuck. */
+    unsigned int user_ms = (unsigned int)(liveness_s + 10) * 1000u;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* small request/reply messages */
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof user_ms);
 }
 
-static int listen_on(const char *host, const char *port, const char *where)
+int oshrun_listen_on(const char *host, const char *port, const char *where)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res, *ai;
     int fd = -1, err = 0, rc = getaddrinfo(host, port, &hints, &res);
@@ -90,100 +99,8 @@ static int listen_on(const char *host, const char *port, const char *where)
     return fd;
 }
 
-/* Closes a refused connection without a reset, so the peer reads our TLS
- * alert rather than losing it to an RST over data we never read. */
-static void close_gently(int fd)
+int oshrun_welcome(struct oshrun_net *net)
 {
-    double until = oshrun_now() + 1.0;
-    shutdown(fd, SHUT_WR);
-    for (;;) {
-        char buf[4096];
-        double left = until - oshrun_now();
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) <= 0 || recv(fd, buf, sizeof buf, 0) <= 0) break;
-    }
-    close(fd);
-}
-
-/* Logs the refusal, tells the peer why when the channel still works, closes. */
-static int refuse(struct oshrun_link *l, const char *fmt, const char *why)
-{
-    char line[256];
-    unsigned char st[4];
-    snprintf(line, sizeof line, fmt, why);
-    fprintf(stderr, "oshrun: refused a bootstrap connection from %s: %s\n", l->peer, line);
-    oshrun_put_u32(st, 1);
-    oshrun_link_send(l, OSHRUN_NET_FAULT, st, 4, line, strlen(line), oshrun_now() + 1.0);
-    oshrun_link_close(l);
-    return 0;
-}
-
-/* One connection on node 0's socket. Returns 1 when a node joined. */
-static int accept_one(struct oshrun_net *net, int lfd, double deadline)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    struct oshrun_link l;
-    struct oshrun_frame f;
-    char peer[96], reason[256], text[160];
-    SSL *ssl = NULL;
-    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return 0;
-    peer_name(&ss, peer, sizeof peer);
-    tune(fd);
-    double step = earlier(oshrun_now() + STEP_S, deadline);
-    if (net->ctx && !(ssl = oshrun_tls_handshake(net->ctx, fd, 1, step, reason, sizeof reason))) {
-        fprintf(stderr, "oshrun: refused a bootstrap connection from %s: TLS handshake failed (%s)\n", peer, reason);
-        close_gently(fd);
-        return 0;
-    }
-    oshrun_link_init(&l, fd, ssl, -1, peer);
-    int r = oshrun_link_wait(&l, &f, step);
-    if (r <= 0) return refuse(&l, "%s", r == 0 ? "it sent no JOIN in time" : l.why);
-    if (f.type != OSHRUN_NET_JOIN || f.len != 16) return refuse(&l, "%s", "it did not start with a JOIN message");
-    uint32_t version = oshrun_get_u32(f.payload), node = oshrun_get_u32(f.payload + 4);
-    uint32_t nnodes = oshrun_get_u32(f.payload + 8), npes = oshrun_get_u32(f.payload + 12);
-    if (version != OSHRUN_NET_VERSION) {
-        snprintf(text, sizeof text, "it speaks protocol version %u, this oshrun %u", version, OSHRUN_NET_VERSION);
-        return refuse(&l, "%s", text);
-    }
-    if (nnodes != (uint32_t)net->nnodes || node == 0 || node >= nnodes) {
-        snprintf(text, sizeof text, "it says it is node %u of %u, but this job has %d nodes (1 to %d may join)", node,
-                 nnodes, net->nnodes, net->nnodes - 1);
-        return refuse(&l, "%s", text);
-    }
-    if (net->links[node].fd >= 0) {
-        snprintf(text, sizeof text, "node %u has already joined from %s", node, net->links[node].peer);
-        return refuse(&l, "%s", text);
-    }
-    if (npes == 0 || npes > OSHRUN_MAX_PES) return refuse(&l, "%s", "it has no valid PE count");
-    l.node = (int)node;
-    net->links[node] = l;
-    net->counts[node] = (int)npes;
-    return 1;
-}
-
-static int serve_rendezvous(struct oshrun_net *net, const char *host, const char *port, double deadline, long limit_s)
-{
-    int joined = 0, lfd = listen_on(host, port, net->where);
-    if (lfd < 0) return 1;
-    while (joined < net->nnodes - 1) {
-        double left = deadline - oshrun_now();
-        if (left <= 0) {
-            char missing[256] = "";
-            size_t k = 0;
-            for (int n = 1; n < net->nnodes && k + 16 < sizeof missing; n++)
-                if (net->links[n].fd < 0)
-                    k += (size_t)snprintf(missing + k, sizeof missing - k, "%s%d", k ? ", " : "", n);
-            fprintf(stderr, "oshrun: only %d of %d nodes joined at %s within %ld s (missing: node %s); giving up\n",
-                    joined + 1, net->nnodes, net->where, limit_s, missing);
-            close(lfd);
-            return 1;
-        }
-        struct pollfd p = {.fd = lfd, .events = POLLIN};
-        if (poll(&p, 1, (int)(left * 1000.0) + 1) > 0) joined += accept_one(net, lfd, deadline);
-    }
-    close(lfd);
     size_t len = 4 + 4 * (size_t)net->nnodes;
     unsigned char *w = malloc(len);
     if (!w) return 1;
@@ -238,29 +155,77 @@ static int connect_once(const char *host, const char *port, double deadline, cha
     return fd;
 }
 
+/* The line for a handshake node 0 refused (or we refused node 0's). */
+static void say_refused(const struct oshrun_net *net, const char *reason)
+{
+    if (!oshrun_tls_x509())
+        fprintf(stderr, "oshrun: node 0 at %s refused this node's job secret (TLS: %s): SHMEM_BOOTSTRAP_SECRET_FILE "
+                "must hold the same secret on every node\n", net->where, reason);
+    else if (strstr(reason, "certificate verify failed"))
+        fprintf(stderr, "oshrun: this node does not accept the certificate of node 0 at %s (TLS: %s): both must "
+                "chain to SHMEM_BOOTSTRAP_TLS_CA\n", net->where, reason);
+    else
+        fprintf(stderr, "oshrun: node 0 at %s refused this node's certificate (TLS: %s): is it signed by the CA node 0 "
+                "trusts (SHMEM_BOOTSTRAP_TLS_CA)?\n", net->where, reason);
+}
+
+/* Connects and shakes hands, retrying until deadline. 0 with *fd and
+ * *ssl, or 1 after printing the line. */
+static int connect_tls(struct oshrun_net *net, const char *host, const char *port, double deadline, long limit_s,
+                       int *out_fd, SSL **out_ssl)
+{
+    char err[256] = "no address", reason[256] = "";
+    int timeouts = 0, closes = 0;
+    for (;;) {
+        int fd = connect_once(host, port, deadline, err, sizeof err);
+        if (fd >= 0) {
+            enum oshrun_tls_result res = OSHRUN_TLS_DONE;
+            oshrun_tune(fd, net->liveness_s);
+            if (net->ctx) res = oshrun_tls_connect(net->ctx, fd, earlier(oshrun_now() + STEP_S, deadline), out_ssl,
+                                                   reason, sizeof reason);
+            if (res == OSHRUN_TLS_DONE) {
+                *out_fd = fd;
+                return 0;
+            }
+            close(fd);
+            if (res == OSHRUN_TLS_REFUSED) {
+                say_refused(net, reason);
+                return 1;
+            }
+            if (res == OSHRUN_TLS_PLAINTEXT) {
+                fprintf(stderr, "oshrun: TLS mismatch with node 0 at %s: it answered in plaintext, so TLS is off there "
+                        "(SHMEM_BOOTSTRAP_TLS=0) but on here; set the same SHMEM_BOOTSTRAP_TLS on every node\n",
+                        net->where);
+                return 1;
+            }
+            if (res == OSHRUN_TLS_NOT_TLS) {
+                fprintf(stderr, "oshrun: node 0 at %s answered with something that is neither TLS nor oshrun: is "
+                        "--rendezvous the right address?\n", net->where);
+                return 1;
+            }
+            timeouts += res == OSHRUN_TLS_TIMEOUT;
+            closes += res == OSHRUN_TLS_CLOSED;
+        }
+        if (oshrun_now() + RETRY_MS / 1000.0 >= deadline) break;
+        poll(NULL, 0, RETRY_MS);
+    }
+    if (timeouts || closes)
+        fprintf(stderr, "oshrun: no TLS handshake with node 0 at %s completed within %ld s (%d timed out, %d closed "
+                "by node 0; last: %s): is node 0 overloaded, or not an oshrun of this job?\n", net->where, limit_s,
+                timeouts, closes, reason);
+    else
+        fprintf(stderr, "oshrun: cannot reach node 0 at %s within %ld s: %s\n", net->where, limit_s, err);
+    return 1;
+}
+
 static int join(const struct oshrun_options *opt, struct oshrun_net *net, const char *host, const char *port,
                 double deadline, long limit_s)
 {
-    char err[256] = "no address", reason[256];
     struct oshrun_link *l = &net->links[0];
     struct oshrun_frame f;
     SSL *ssl = NULL;
     int fd;
-    while ((fd = connect_once(host, port, deadline, err, sizeof err)) < 0) {
-        if (oshrun_now() + RETRY_MS / 1000.0 >= deadline) {
-            fprintf(stderr, "oshrun: cannot reach node 0 at %s within %ld s: %s\n", net->where, limit_s, err);
-            return 1;
-        }
-        poll(NULL, 0, RETRY_MS);
-    }
-    tune(fd);
-    double step = earlier(oshrun_now() + STEP_S, deadline);
-    if (net->ctx && !(ssl = oshrun_tls_handshake(net->ctx, fd, 0, step, reason, sizeof reason))) {
-        fprintf(stderr, "oshrun: TLS handshake with node 0 at %s failed (%s): %s\n", net->where, reason,
-                oshrun_tls_hint());
-        close(fd);
-        return 1;
-    }
+    if (connect_tls(net, host, port, deadline, limit_s, &fd, &ssl) != 0) return 1;
     oshrun_link_init(l, fd, ssl, 0, net->where);
     unsigned char j[16];
     oshrun_put_u32(j, OSHRUN_NET_VERSION);
@@ -278,11 +243,9 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
     if (r < 0) {
         /* In TLS 1.3 the server judges our certificate after our side finished. */
         if (l->tls_failed)
-            fprintf(stderr, "oshrun: TLS handshake with node 0 at %s failed (%s): %s\n", net->where,
-                    l->why + strlen("TLS error: "), oshrun_tls_hint());
+            say_refused(net, l->why + strlen("TLS error: "));
         else if (net->ctx && strcmp(l->why, strerror(ECONNRESET)) == 0)
-            fprintf(stderr, "oshrun: TLS handshake with node 0 at %s failed (node 0 reset the connection): %s\n",
-                    net->where, oshrun_tls_hint());
+            say_refused(net, "node 0 reset the connection");
         else
             fprintf(stderr, "oshrun: lost node 0 (%s) before the job started: %s\n", net->where, l->why);
         return 1;
@@ -329,7 +292,7 @@ int oshrun_rendezvous(const struct oshrun_options *opt, struct oshrun_net *net, 
         fprintf(stderr, "oshrun: %s\n", err);
         return 1;
     }
-    if (opt->node_rank == 0) return serve_rendezvous(net, host, port, deadline, limit_s);
+    if (opt->node_rank == 0) return oshrun_serve_rendezvous(net, host, port, deadline, limit_s);
     return join(opt, net, host, port, deadline, limit_s);
 }
 

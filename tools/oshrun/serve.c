@@ -70,6 +70,16 @@ static void deliver(struct oshrun_job *job)
         free(fds);
         return;
     }
+    for (int r = 0; r < job->npes && nfds; r++) {
+        char why[256], who[64];
+        if (job->pes[r].sock < 0 || !oshrun_pe_fd_room(job->pes[r].pid, nfds, why, sizeof why)) continue;
+        oshrun_pe_name(job, &job->pes[r], 1, who, sizeof who);
+        oshrun_fail(job, 1, -1, "%s cannot receive its descriptors: %s", who, why);
+        free(blobs);
+        free(fds);
+        oshrun_gather_release(job);
+        return;
+    }
     struct iovec iov = {.iov_base = blobs, .iov_len = total};
     for (int r = 0; r < job->npes; r++) {
         struct oshrun_pe *pe = &job->pes[r];
@@ -186,7 +196,13 @@ void oshrun_serve(struct oshrun_job *job, struct oshrun_pe *pe)
         }
         /* End of stream is normal: the PE exited or closed the bootstrap.
          * How it exited is judged when it is reaped. */
-        if (st == SHOAL_ERR_PROTO) protocol_error(job, pe, "malformed message");
+        char why[256];
+        if (st == SHOAL_ERR_PROTO && oshrun_fd_limit_hit(why, sizeof why)) {
+            char who[64];
+            oshrun_pe_name(job, pe, 1, who, sizeof who);
+            oshrun_fail(job, 1, -1, "cannot take %s's descriptors: %s", who, why);
+        } else if (st == SHOAL_ERR_PROTO)
+            protocol_error(job, pe, "malformed message");
         else if (st != SHOAL_ERR_CLOSED)
             oshrun_fail(job, 1, -1, "reading from PE %d: %s", pe->rank,
                         st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));

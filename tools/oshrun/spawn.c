@@ -38,6 +38,8 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
     sigset_t none;
     setpgid(0, 0);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job->self) _exit(127); /* launcher already gone */
+    /* Listed with the guardian before the program runs: whatever it forks stays in this group. */
+    oshrun_guard_tell(job->guard, getpid(), 1);
     for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++) signal(reset_signals[i], SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -61,6 +63,8 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
         setenv("SHOAL_LOCAL_RANK", num, 1);
         snprintf(num, sizeof num, "%d", job->npes);
         setenv("SHOAL_LOCAL_SIZE", num, 1);
+        /* Data endpoints listen on the interface of the route to it (boot/bind_addr.h). */
+        setenv("SHOAL_RENDEZVOUS", job->opt->rendezvous, 1);
     }
     execvp(job->argv[0], job->argv);
     child_fail(c->report, errno);

@@ -9,12 +9,14 @@
  * to the configured CA. */
 #include "tls.h"
 #include "oshrun.h"
+#include "util/checked_file.h"
 #include "util/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,12 +26,15 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 
-#define SECRET_MAX 4096
-#define SECRET_MIN 16
+#define SECRET_MAX 65536 /* bytes; a secret file is read whole */
+#define SECRET_MIN 32    /* bytes, white space around it not counted */
+#define PEM_MAX (1 << 20)
 
 static const unsigned char psk_identity[] = "shoal-bootstrap-psk-v1";
 static unsigned char psk_key[48]; /* SHA-384 of the secret */
 static int using_x509;
+
+int oshrun_tls_x509(void) { return using_x509; }
 
 const char *oshrun_tls_hint(void)
 {
@@ -101,46 +106,24 @@ void oshrun_tls_reason(SSL *ssl, int ret, char *reason, size_t len)
     ERR_clear_error();
 }
 
-/* Reads the secret; the file must be the user's own and private. */
+/* Reads the secret whole; the file must be the user's own and private. */
 static int load_secret(const char *path, char *err, size_t errlen)
 {
-    struct stat st;
-    unsigned char buf[SECRET_MAX];
-    ssize_t n;
-    size_t a = 0, b;
+    unsigned char buf[SECRET_MAX + 1];
+    size_t n = 0, a = 0, b;
     unsigned int mdlen = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s cannot be read: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-        if (!S_ISREG(st.st_mode))
-            snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s is not a regular file", path);
-        else if (st.st_uid != geteuid())
-            snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s is owned by uid %u, not by you (uid %u): refusing it",
-                     path, (unsigned)st.st_uid, (unsigned)geteuid());
-        else
-            snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s has mode %04o, so other users may read it: "
-                     "run 'chmod 600 %s'", path, (unsigned)(st.st_mode & 07777), path);
-        close(fd);
-        return -1;
-    }
-    do n = read(fd, buf, sizeof buf);
-    while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s cannot be read: %s", path, strerror(errno));
+    if (shoal_file_read_checked("SHMEM_BOOTSTRAP_SECRET_FILE", path, SHOAL_FILE_PRIVATE, SECRET_MAX, buf, sizeof buf,
+                                &n, err, errlen) != SHOAL_OK) {
+        OPENSSL_cleanse(buf, sizeof buf);
         return -1;
     }
     /* Surrounding white space (a trailing newline) is not part of the secret. */
-    b = (size_t)n;
+    b = n;
     while (a < b && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\n' || buf[a] == '\r')) a++;
     while (b > a && (buf[b - 1] == ' ' || buf[b - 1] == '\t' || buf[b - 1] == '\n' || buf[b - 1] == '\r')) b--;
     if (b - a < SECRET_MIN) {
-        snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s holds fewer than %d characters; make a secret with "
-                 "'oshrun --make-secret FILE'", path, SECRET_MIN);
+        snprintf(err, errlen, "SHMEM_BOOTSTRAP_SECRET_FILE=%s holds %zu bytes, fewer than the %d a secret needs; make "
+                 "one with 'oshrun --make-secret FILE'", path, b - a, SECRET_MIN);
         OPENSSL_cleanse(buf, sizeof buf);
         return -1;
     }
@@ -151,6 +134,18 @@ static int load_secret(const char *path, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* Opens a PEM file named by a setting through the checks of
+ * util/checked_file.h; OpenSSL then reads the very file that was checked,
+ * through /proc/self/fd. Returns the descriptor (its name in proc) or -1. */
+static int open_pem(const char *setting, const char *path, int flags, char *proc, size_t plen, char *err,
+                    size_t errlen)
+{
+    int fd;
+    if (shoal_file_open_checked(setting, path, flags, PEM_MAX, &fd, err, errlen) != SHOAL_OK) return -1;
+    snprintf(proc, plen, "/proc/self/fd/%d", fd);
+    return fd;
 }
 
 static int ssl_fail(SSL_CTX *ctx, const char *what, const char *path, char *err, size_t errlen)
@@ -212,12 +207,30 @@ int oshrun_tls_setup(int server, const char *where, SSL_CTX **out, char *err, si
         else
             SSL_CTX_set_psk_use_session_callback(ctx, use_psk);
     } else {
-        if (!SSL_CTX_load_verify_locations(ctx, ca, NULL))
-            return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_CA", ca, err, errlen);
-        if (!SSL_CTX_use_certificate_chain_file(ctx, cert))
-            return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_CERT", cert, err, errlen);
-        if (!SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM))
-            return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_KEY", key, err, errlen);
+        char proc[64];
+        int fd, ok;
+        if ((fd = open_pem("SHMEM_BOOTSTRAP_TLS_CA", ca, 0, proc, sizeof proc, err, errlen)) < 0) {
+            SSL_CTX_free(ctx);
+            return -1;
+        }
+        ok = SSL_CTX_load_verify_locations(ctx, proc, NULL);
+        close(fd);
+        if (!ok) return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_CA", ca, err, errlen);
+        if ((fd = open_pem("SHMEM_BOOTSTRAP_TLS_CERT", cert, 0, proc, sizeof proc, err, errlen)) < 0) {
+            SSL_CTX_free(ctx);
+            return -1;
+        }
+        ok = SSL_CTX_use_certificate_chain_file(ctx, proc);
+        close(fd);
+        if (!ok) return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_CERT", cert, err, errlen);
+        /* The private key gets the checks of the job secret: the user's own, mode 0600, no symlink. */
+        if ((fd = open_pem("SHMEM_BOOTSTRAP_TLS_KEY", key, SHOAL_FILE_PRIVATE, proc, sizeof proc, err, errlen)) < 0) {
+            SSL_CTX_free(ctx);
+            return -1;
+        }
+        ok = SSL_CTX_use_PrivateKey_file(ctx, proc, SSL_FILETYPE_PEM);
+        close(fd);
+        if (!ok) return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_KEY", key, err, errlen);
         if (!SSL_CTX_check_private_key(ctx))
             return ssl_fail(ctx, "SHMEM_BOOTSTRAP_TLS_KEY does not match SHMEM_BOOTSTRAP_TLS_CERT", NULL, err, errlen);
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
@@ -226,7 +239,17 @@ int oshrun_tls_setup(int server, const char *where, SSL_CTX **out, char *err, si
     return 0;
 }
 
-SSL *oshrun_tls_handshake(SSL_CTX *ctx, int fd, int server, double deadline, char *reason, size_t len)
+int oshrun_stream_start(const unsigned char *b, size_t n)
+{
+    static const unsigned char magic[4] = {'S', 'H', 'N', 'L'}; /* OSHRUN_NET_MAGIC, little-endian */
+    if (n == 0) return OSHRUN_START_MORE;
+    /* A TLS record: handshake (22) or alert (21), then major version 3. */
+    if (b[0] == 0x16 || b[0] == 0x15) return n < 2 ? OSHRUN_START_MORE : b[1] == 0x03 ? OSHRUN_START_TLS : OSHRUN_START_OTHER;
+    if (memcmp(b, magic, n < 4 ? n : 4) == 0) return n < 4 ? OSHRUN_START_MORE : OSHRUN_START_PLAIN;
+    return OSHRUN_START_OTHER;
+}
+
+SSL *oshrun_tls_new(SSL_CTX *ctx, int fd, char *reason, size_t len)
 {
     SSL *ssl = SSL_new(ctx);
     if (!ssl || !SSL_set_fd(ssl, fd)) {
@@ -234,24 +257,96 @@ SSL *oshrun_tls_handshake(SSL_CTX *ctx, int fd, int server, double deadline, cha
         SSL_free(ssl);
         return NULL;
     }
+    return ssl;
+}
+
+enum oshrun_tls_result oshrun_tls_step(SSL *ssl, int server, short *events, char *reason, size_t len)
+{
+    ERR_clear_error();
+    int r = server ? SSL_accept(ssl) : SSL_connect(ssl);
+    if (r == 1) return OSHRUN_TLS_DONE;
+    int e = SSL_get_error(ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        *events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        return OSHRUN_TLS_AGAIN;
+    }
+    oshrun_tls_reason(ssl, r, reason, len);
+    /* An alert or a failed check is a refusal; a vanished peer is not. */
+    if (e == SSL_ERROR_SSL && strcmp(reason, "connection closed") != 0) return OSHRUN_TLS_REFUSED;
+    return OSHRUN_TLS_CLOSED;
+}
+
+/* Client: the server's first bytes, looked at before OpenSSL consumes them.
+ * DONE when they are TLS (or nothing yet: AGAIN), else what they are. */
+static enum oshrun_tls_result first_bytes(int fd, char *reason, size_t len)
+{
+    unsigned char b[4];
+    ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return OSHRUN_TLS_AGAIN;
+    if (n <= 0) return OSHRUN_TLS_DONE; /* the end or an error: OpenSSL reports it */
+    switch (oshrun_stream_start(b, (size_t)n)) {
+    case OSHRUN_START_MORE: return OSHRUN_TLS_AGAIN;
+    case OSHRUN_START_TLS: return OSHRUN_TLS_DONE;
+    case OSHRUN_START_PLAIN: snprintf(reason, len, "it answered in plaintext"); return OSHRUN_TLS_PLAINTEXT;
+    default: snprintf(reason, len, "it answered with something that is not TLS"); return OSHRUN_TLS_NOT_TLS;
+    }
+}
+
+enum oshrun_tls_result oshrun_tls_connect(SSL_CTX *ctx, int fd, double deadline, SSL **out, char *reason, size_t len)
+{
+    int seen = 0; /* the server's first bytes were judged TLS */
+    short events = POLLOUT;
+    SSL *ssl = oshrun_tls_new(ctx, fd, reason, len);
+    BIO *empty = BIO_new(BIO_s_mem());
+    enum oshrun_tls_result res = OSHRUN_TLS_AGAIN;
+    *out = NULL;
+    if (!ssl || !empty) {
+        SSL_free(ssl);
+        BIO_free(empty);
+        return OSHRUN_TLS_REFUSED;
+    }
+    /* Until the server's first bytes were looked at, OpenSSL reads from an
+     * empty buffer: it cannot consume a plaintext answer (a server with TLS
+     * off answers our ClientHello with an oshrun frame) before we see it. */
+    BIO_set_mem_eof_return(empty, -1);
+    SSL_set0_rbio(ssl, empty);
+    int lowat = 4; /* poll wakes for the 4 bytes first_bytes judges (or the end) */
+    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
     for (;;) {
-        ERR_clear_error();
-        int r = server ? SSL_accept(ssl) : SSL_connect(ssl);
-        if (r == 1) return ssl;
-        int e = SSL_get_error(ssl, r);
-        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-            oshrun_tls_reason(ssl, r, reason, len);
-            SSL_free(ssl);
-            return NULL;
+        if (seen || events == POLLOUT) {
+            res = oshrun_tls_step(ssl, 0, &events, reason, len);
+            if (res != OSHRUN_TLS_AGAIN) break;
+        }
+        if (!seen && events == POLLIN) {
+            res = first_bytes(fd, reason, len);
+            if (res == OSHRUN_TLS_PLAINTEXT || res == OSHRUN_TLS_NOT_TLS) break;
+            if (res == OSHRUN_TLS_DONE) { /* TLS (or the end): OpenSSL reads the socket from now on */
+                BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE);
+                if (!sock) {
+                    oshrun_tls_reason(NULL, 0, reason, len);
+                    res = OSHRUN_TLS_REFUSED;
+                    break;
+                }
+                SSL_set0_rbio(ssl, sock);
+                lowat = 1;
+                setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
+                seen = 1;
+                continue;
+            }
         }
         double left = deadline - oshrun_now();
-        struct pollfd p = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
+        struct pollfd p = {.fd = fd, .events = events};
         if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) == 0) {
             snprintf(reason, len, "timed out");
-            SSL_free(ssl);
-            return NULL;
+            res = OSHRUN_TLS_TIMEOUT;
+            break;
         }
     }
+    if (res == OSHRUN_TLS_DONE)
+        *out = ssl;
+    else
+        SSL_free(ssl);
+    return res;
 }
 
 int oshrun_make_secret(const char *path)

@@ -1,0 +1,77 @@
+/* limits.c: the open-file limit (RLIMIT_NOFILE, "ulimit -n"). oshrun holds
+ * three descriptors per PE (its socket, two output pipes), one per node
+ * link and a few of its own, and poll() refuses (EINVAL) more entries
+ * than the limit; while it serves a descriptor exchange it also holds every
+ * PE's shared-memory segments (two per PE). A limit that is too low would
+ * otherwise surface as "poll: Invalid argument" or as a descriptor pass
+ * cut short (MSG_CTRUNC) that reads as a malformed message; this names it
+ * with the numbers instead. A soft limit below the need is raised up to
+ * the hard limit first, quietly: the PEs inherit it and need the room too. */
+#include "oshrun.h"
+
+#include "boot/wire.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define FDS_BASE 16   /* standard streams, signalfd, guardian pipe, spawn's transient pipes */
+#define FDS_PER_PE 5  /* socket, stdout and stderr pipes, two segments during the exchange */
+
+int oshrun_check_fd_limit(int npes, int nnodes)
+{
+    struct rlimit rl;
+    unsigned long long need = FDS_BASE + (unsigned long long)FDS_PER_PE * (unsigned long long)npes + (unsigned)nnodes;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return 0;
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0) return 0;
+    }
+    fprintf(stderr, "oshrun: the open-file limit (ulimit -n) is %llu, hard limit %llu: too low for %d PE%s on this "
+            "host, which need at least %llu descriptors in oshrun (%d + %d per PE%s); raise it, e.g. 'ulimit -n %llu'\n",
+            (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, npes, npes == 1 ? "" : "s", need,
+            FDS_BASE, FDS_PER_PE, nnodes ? " + 1 per node" : "", need < 1024 ? 1024ULL : need);
+    return 1;
+}
+
+/* Descriptors open in process pid (0: this one). */
+static long open_fds(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, pid ? "/proc/%d/fd" : "/proc/self/fd", (int)pid);
+    DIR *d = opendir(path);
+    long n = 0;
+    struct dirent *e;
+    if (!d) return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return pid ? n : n - 1; /* our listing holds one itself */
+}
+
+int oshrun_fd_limit_hit(char *what, size_t len)
+{
+    struct rlimit rl;
+    long n = open_fds(0);
+    /* A pass is cut short when the descriptors it carries do not fit. */
+    if (n < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        (unsigned long long)n + SHOAL_WIRE_FDS_PER_MSG < (unsigned long long)rl.rlim_cur)
+        return 0;
+    snprintf(what, len, "oshrun holds %ld open descriptors and the open-file limit (ulimit -n) is %llu: the "
+             "descriptors a PE passed did not fit; raise the limit", n, (unsigned long long)rl.rlim_cur);
+    return 1;
+}
+
+int oshrun_pe_fd_room(pid_t pid, size_t incoming, char *what, size_t len)
+{
+    struct rlimit rl;
+    long n = open_fds(pid);
+    if (n < 0 || prlimit(pid, RLIMIT_NOFILE, NULL, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        (unsigned long long)n + incoming <= (unsigned long long)rl.rlim_cur)
+        return 0; /* fits, or cannot tell: let the exchange try */
+    snprintf(what, len, "it holds %ld open descriptors and its open-file limit (ulimit -n) is %llu, too few to "
+             "receive the %zu shared-memory descriptors of this host's PEs; raise the limit", n,
+             (unsigned long long)rl.rlim_cur, incoming);
+    return 1;
+}
