@@ -25,25 +25,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/hosts.sh"
 hosts_require
 
-PORT=29400
-failures=0
-dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-hardening.XXXXXX") || exit 1
-hosts_on_exit 'rm -rf "$dir"'
-
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
-note() { echo "[$case_name] $*"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-[ -x "$OSHRUN" ] || { echo "SKIP: no oshrun at $OSHRUN"; exit 77; }
-"$OSHRUN" --help 2>&1 | grep -q -- --rendezvous || { echo "SKIP: $OSHRUN has no multi-node options"; exit 77; }
-
-make_secret() { # FILE
-    "$OSHRUN" --make-secret "$1" >"$dir/make-secret.out" 2>&1 ||
-        { fail "oshrun --make-secret $1 failed: $(cat "$dir/make-secret.out")"; return 1; }
-}
+. "$here/lib.sh"
+need_multinode "$OSHRUN"
 
 # Node bookkeeping (as in netns_test.sh): NODE_PID[r], NODE_RC[r] (empty
 # while running), NODE_MS[r] (when it ended); output in $dir/nodeR.out/.err.
@@ -117,18 +100,6 @@ one_line() {
     grep -Eq "$2" "$dir/node$1.lines" || fail "node $1's line '$(cat "$dir/node$1.lines")' does not match '$2'"
 }
 
-expect_no_leftovers() {
-    local i r left p
-    for ((i = 0; i < 30; i++)); do
-        left=
-        for ((r = 0; r < HOSTS_N; r++)); do
-            for p in $(hosts_pids "$r"); do left="$left host$r:$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null))"; done
-        done
-        [ -z "$left" ] && return 0
-        sleep 0.1
-    done
-    fail "processes left in the namespaces:$left"
-}
 
 liveness=${NETNS_LIVENESS:-30}
 JOB_ENV=("SHMEM_BOOTSTRAP_SECRET_FILE=$dir/secret")
@@ -137,7 +108,7 @@ JOB_ENV=("SHMEM_BOOTSTRAP_SECRET_FILE=$dir/secret")
 case $case_name in
 idle_clients)
     hosts_up 3
-    make_secret "$dir/secret" || exit 1
+    make_secret "$OSHRUN" "$dir/secret" || exit 1
     JOB_TIMEOUT=60
     node_start 0 2 1 "$prog" 30
     sleep 0.3
@@ -171,7 +142,7 @@ time.sleep(40)' "$(hosts_addr 0)" "$PORT" >"$dir/idle.out" 2>&1
 
 cut_link | frozen_node)
     hosts_up 2
-    make_secret "$dir/secret" || exit 1
+    make_secret "$OSHRUN" "$dir/secret" || exit 1
     JOB_TIMEOUT=$((liveness * 3 + 60))
     node_start 0 2 1 "$prog" 100000
     sleep 0.2
@@ -208,8 +179,8 @@ cut_link | frozen_node)
 
 bad_credentials)
     hosts_up 2
-    make_secret "$dir/secret" || exit 1
-    make_secret "$dir/other" || exit 1
+    make_secret "$OSHRUN" "$dir/secret" || exit 1
+    make_secret "$OSHRUN" "$dir/other" || exit 1
     JOB_TIMEOUT=15
     addr0=$(hosts_addr 0 | sed 's/\./\\./g')
     # try NAME R-ENV0 R-ENV1 REGEX: node 0 and node 1 with those settings;
@@ -261,9 +232,4 @@ bad_credentials)
     ;;
 esac
 
-if [ "$failures" -gt 0 ]; then
-    echo "[$case_name] $failures failure(s)"
-    exit 1
-fi
-echo "[$case_name] passed"
-exit 0
+finish_case

@@ -30,31 +30,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/hosts.sh"
 hosts_require
 
-PORT=29400
-failures=0
+. "$here/lib.sh"
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-netns.XXXXXX") || exit 1
-hosts_on_exit 'rm -rf "$dir"'
-
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
-note() { echo "[$case_name] $*"; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-need_multinode() { # OSHRUN
-    [ -x "$1" ] || { echo "SKIP: no oshrun at $1"; exit 77; }
-    "$1" --help 2>&1 | grep -q -- --rendezvous ||
-        { echo "SKIP: $1 has no multi-node options (--rendezvous)"; exit 77; }
-}
-
-make_secret() { # OSHRUN FILE
-    "$1" --make-secret "$2" >"$dir/make-secret.out" 2>&1 ||
-        { fail "oshrun --make-secret $2 failed: $(cat "$dir/make-secret.out")"; return 1; }
-    [ "$(stat -c %a "$2")" = 600 ] || fail "secret file $2 has mode $(stat -c %a "$2"), want 600"
-}
 
 # Node bookkeeping: NODE_PID[r], NODE_RC[r] (empty while running),
 # NODE_MS[r] (when it ended); output in $dir/nodeR.out / .err.
@@ -146,19 +124,6 @@ show_node() { # r: its output, indented
     sed 's/^/    /' "$dir/node$1.err"
 }
 
-# expect_no_leftovers: within 2 s no process is left in any host.
-expect_no_leftovers() {
-    local i r left
-    for ((i = 0; i < 20; i++)); do
-        left=
-        for ((r = 0; r < HOSTS_N; r++)); do
-            for p in $(hosts_pids "$r"); do left="$left host$r:$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null))"; done
-        done
-        [ -z "$left" ] && return 0
-        sleep 0.1
-    done
-    fail "processes left in the namespaces:$left"
-}
 
 # capture_start R FILE [FILTER]: tcpdump on host R's interface, the
 # bootstrap port only unless FILTER says otherwise.
@@ -528,9 +493,4 @@ kill_host)
     ;;
 esac
 
-if [ "$failures" -gt 0 ]; then
-    echo "[$case_name] $failures failure(s)"
-    exit 1
-fi
-echo "[$case_name] passed"
-exit 0
+finish_case

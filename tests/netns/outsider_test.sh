@@ -19,22 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/hosts.sh"
 hosts_require
 
-PORT=29400
-failures=0
-dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-outsider.XXXXXX") || exit 1
-hosts_on_exit 'rm -rf "$dir"'
-
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
-note() { echo "[$case_name] $*"; }
-
-need_multinode() { # OSHRUN
-    [ -x "$1" ] || { echo "SKIP: no oshrun at $1"; exit 77; }
-    "$1" --help 2>&1 | grep -q -- --rendezvous ||
-        { echo "SKIP: $1 has no multi-node options (--rendezvous)"; exit 77; }
-}
+. "$here/lib.sh"
 
 # listeners R: "ADDR:PORT" of every TCP socket listening in host R that
 # belongs to a process running PROG ($prog_path), one a line.
@@ -149,9 +134,4 @@ loopback)
     ;;
 esac
 
-if [ "$failures" != 0 ]; then
-    echo "FAIL [$case_name]: $failures failure(s)"
-    exit 1
-fi
-echo "PASS [$case_name]"
-exit 0
+finish_case

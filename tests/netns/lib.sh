@@ -1,0 +1,52 @@
+# lib.sh: what the netns test scripts share (bash, sourced after hosts.sh
+# with case_name set). Sets dir (a temp folder removed at exit) and the
+# failure count; fail/note report, finish_case gives the verdict.
+#   need_multinode OSHRUN      skip (77) unless OSHRUN has --rendezvous
+#   make_secret OSHRUN FILE    a job secret, mode 0600 checked
+#   expect_no_leftovers        within 3 s no process is left in any host
+#   finish_case                exit 0 (passed) or 1 (failures)
+PORT=29400
+failures=0
+dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-netns.XXXXXX") || exit 1
+hosts_on_exit 'rm -rf "$dir"'
+
+fail() {
+    echo "FAIL [$case_name]: $*" >&2
+    failures=$((failures + 1))
+}
+note() { echo "[$case_name] $*"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+need_multinode() { # OSHRUN
+    [ -x "$1" ] || { echo "SKIP: no oshrun at $1"; exit 77; }
+    "$1" --help 2>&1 | grep -q -- --rendezvous ||
+        { echo "SKIP: $1 has no multi-node options (--rendezvous)"; exit 77; }
+}
+
+make_secret() { # OSHRUN FILE
+    "$1" --make-secret "$2" >"$dir/make-secret.out" 2>&1 ||
+        { fail "oshrun --make-secret $2 failed: $(cat "$dir/make-secret.out")"; return 1; }
+    [ "$(stat -c %a "$2")" = 600 ] || fail "secret file $2 has mode $(stat -c %a "$2"), want 600"
+}
+
+expect_no_leftovers() {
+    local i r p left
+    for ((i = 0; i < 30; i++)); do
+        left=
+        for ((r = 0; r < HOSTS_N; r++)); do
+            for p in $(hosts_pids "$r"); do left="$left host$r:$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null))"; done
+        done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    fail "processes left in the namespaces:$left"
+}
+
+finish_case() {
+    if [ "$failures" -gt 0 ]; then
+        echo "[$case_name] $failures failure(s)"
+        exit 1
+    fi
+    echo "[$case_name] passed"
+    exit 0
+}
