@@ -156,6 +156,17 @@ static shoal_status_t default_route(struct bind_result *r, char *err, size_t err
     return st;
 }
 
+/* The default route's interface when the route the rules wanted failed
+ * (why), with one warning line saying so. */
+static shoal_status_t default_route_because(struct bind_result *r, const char *why, char *err, size_t errlen)
+{
+    shoal_status_t st = default_route(r, err, errlen);
+    if (st == SHOAL_OK)
+        shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
+                   "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
+    return st;
+}
+
 static shoal_status_t choose(int n_nodes, const char *peer_host, struct bind_result *r, char *err, size_t errlen)
 {
     struct shoal_config cfg;
@@ -199,11 +210,7 @@ static shoal_status_t choose(int n_nodes, const char *peer_host, struct bind_res
         st = route_to("rendezvous", host, r, why, sizeof why);
         if (st == SHOAL_OK) return st;
         /* Node 0 named by its own host name, which maps to loopback here. */
-        st = default_route(r, err, errlen);
-        if (st == SHOAL_OK)
-            shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
-                       "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
-        return st;
+        return default_route_because(r, why, err, errlen);
     }
     /* (d) PMI/PMIx: toward another node, else the default route */
     char why[256] = "no other host is known";
@@ -211,11 +218,7 @@ static shoal_status_t choose(int n_nodes, const char *peer_host, struct bind_res
         st = route_to("node", peer_host, r, why, sizeof why);
         if (st == SHOAL_OK) return st;
     }
-    st = default_route(r, err, errlen);
-    if (st == SHOAL_OK)
-        shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
-                   "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
-    return st;
+    return default_route_because(r, why, err, errlen);
 }
 
 shoal_status_t shoal_bind_address_explain(int n_nodes, const char *peer_host, char *ip, size_t iplen, char *ifname,
