@@ -1,0 +1,194 @@
+/* tls_transport_test.c: the encrypted transport on its own, below the
+ * runtime: bootstrap, two segments, shoal_transport_tls with every PE (this
+ * one included) reached over TLS streams on loopback. Checks the data of
+ * puts and gets of 1 byte to 4 MiB to every PE, every atomic on 4 and 8
+ * bytes, quiet on a second context, and the target's own checks, which
+ * the library's API otherwise keeps anyone from reaching: a put and an
+ * atomic past the end of a segment, and a put into the read-only span (a
+ * page made read-only with mprotect, as RELRO is), are refused by the
+ * target, which does not fault and keeps its memory; the initiator ends the
+ * "job" with one line naming the PE (setup.fatal, caught here); a get from
+ * the read-only span works. Run under oshrun. */
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "boot/boot.h"
+#include "harness.h"
+#include "heap/segment.h"
+#include "transport/transport.h"
+#include "util/log.h"
+
+#define MiB ((size_t)1 << 20)
+#define PAGE ((size_t)4096)
+#define DATA_SIZE (4 * PAGE)
+#define SLOT (4 * MiB)          /* one source PE's area in a put target */
+#define AMO_OFF ((size_t)96 * MiB) /* atomics, after the put slots */
+
+static const struct shoal_transport_ops *const T = &shoal_transport_tls;
+static shoal_boot_t *boot;
+static shoal_segment_t heap, data;
+static int me, npes;
+
+static void must(shoal_status_t st, const char *what)
+{
+    if (st == SHOAL_OK) return;
+    fprintf(stderr, "PE %d: %s failed: %s\n", me, what, shoal_status_str(st));
+    exit(1);
+}
+
+static void barrier(void)
+{
+    must(boot->ops->barrier(boot), "barrier");
+}
+
+static unsigned char pattern(int pe, size_t i)
+{
+    return (unsigned char)(pe * 31 + i * 7 + (i >> 12));
+}
+
+static sigjmp_buf fatal_jmp;
+static int fatal_armed;
+static char fatal_line[512];
+
+static __attribute__((noreturn)) void test_fatal(const char *reason)
+{
+    snprintf(fatal_line, sizeof fatal_line, "%s", reason);
+    if (fatal_armed) siglongjmp(fatal_jmp, 1);
+    fprintf(stderr, "PE %d: unexpected fatal transport error: %s\n", me, reason);
+    exit(1);
+}
+
+/* Every PE puts size bytes into its slot of every PE, quiets, then every PE
+ * reads every other's copy back. */
+static void test_put_get(shoal_tctx_t *ctx, size_t size)
+{
+    unsigned char *src = malloc(size), *back = malloc(size);
+    for (size_t i = 0; i < size; i++) src[i] = pattern(me, i);
+    for (int pe = 0; pe < npes; pe++) must(T->put(ctx, pe, SHOAL_SEG_HEAP, (size_t)me * SLOT, src, size), "put");
+    T->quiet(ctx);
+    barrier();
+    for (int from = 0; from < npes; from++) {
+        unsigned char *got = (unsigned char *)heap.base + (size_t)from * SLOT;
+        size_t bad = 0;
+        for (size_t i = 0; i < size; i++) bad += got[i] != pattern(from, i);
+        CHECK_MSG(bad == 0, "%zu-byte put from PE %d: %zu bytes wrong", size, from, bad);
+    }
+    for (int pe = 0; pe < npes; pe++) {
+        memset(back, 0, size);
+        must(T->get(ctx, pe, SHOAL_SEG_HEAP, (size_t)me * SLOT, back, size), "get");
+        CHECK_MSG(memcmp(back, src, size) == 0, "%zu-byte get of my slot at PE %d differs", size, pe);
+    }
+    barrier();
+    free(back);
+    free(src);
+}
+
+/* PE 0 runs each atomic on every PE's word; the old values and the results
+ * are checked on both widths. */
+static void test_amo(void)
+{
+    for (size_t elem = 4; elem <= 8; elem *= 2) {
+        uint64_t mask = elem == 4 ? 0xffffffffu : UINT64_MAX;
+        memset(heap.base + AMO_OFF, 0, 64);
+        barrier();
+        if (me == 0)
+            for (int pe = 0; pe < npes; pe++) {
+                uint64_t old = 1;
+                must(T->amo(NULL, pe, SHOAL_SEG_HEAP, AMO_OFF, elem, SHOAL_AMO_SET, 40, 0, NULL), "set");
+                must(T->amo(NULL, pe, SHOAL_SEG_HEAP, AMO_OFF, elem, SHOAL_AMO_ADD, 2, 0, &old), "fadd");
+                CHECK_MSG(old == 40, "fetch_add on PE %d fetched %llu", pe, (unsigned long long)old);
+                must(T->amo(NULL, pe, SHOAL_SEG_HEAP, AMO_OFF, elem, SHOAL_AMO_CSWAP, 7, 42, &old), "cswap");
+                CHECK(old == 42);
+                must(T->amo(NULL, pe, SHOAL_SEG_HEAP, AMO_OFF, elem, SHOAL_AMO_XOR, mask, 0, &old), "fxor");
+                CHECK(old == 7);
+                must(T->amo(NULL, pe, SHOAL_SEG_HEAP, AMO_OFF, elem, SHOAL_AMO_FETCH, 0, 0, &old), "fetch");
+                CHECK_MSG(old == (7 ^ mask), "fetch after xor on PE %d: %llx", pe, (unsigned long long)old);
+            }
+        T->quiet(NULL);
+        barrier();
+    }
+}
+
+/* PE 0 sends what the API would never let through; PE 1 must refuse it.
+ * Each try has a context of its own: a real fatal ends the process, so the
+ * one caught here leaves its stream locked, and that context is abandoned. */
+static void expect_refused(const char *what, int is_put, enum shoal_segment_id seg, size_t off, const char *want)
+{
+    uint64_t word = 0xa5a5a5a5a5a5a5a5ull;
+    shoal_tctx_t *ctx = NULL;
+    must(T->ctx_create(&ctx), "ctx_create");
+    fatal_line[0] = 0;
+    fatal_armed = 1;
+    if (sigsetjmp(fatal_jmp, 1) == 0) {
+        if (is_put) {
+            T->put(ctx, 1, seg, off, &word, sizeof word);
+            T->quiet(ctx);
+        } else {
+            uint64_t old;
+            T->amo(ctx, 1, seg, off, 8, SHOAL_AMO_ADD, 1, 0, &old);
+        }
+        fatal_armed = 0;
+        CHECK_MSG(0, "%s: not refused", what);
+        return;
+    }
+    fatal_armed = 0;
+    fprintf(stderr, "PE 0: %s: %s\n", what, fatal_line);
+    CHECK_MSG(strstr(fatal_line, "PE 1") && strstr(fatal_line, want), "%s: line '%s' lacks 'PE 1' or '%s'", what,
+              fatal_line, want);
+}
+
+static void test_refusals(void)
+{
+    if (me == 0) {
+        expect_refused("put into the read-only span", 1, SHOAL_SEG_DATA, PAGE + 8, "read-only");
+        expect_refused("put past the heap's end", 1, SHOAL_SEG_HEAP, heap.size - 4, "outside");
+        expect_refused("atomic past the data's end", 0, SHOAL_SEG_DATA, DATA_SIZE, "outside");
+        unsigned char back[64];
+        must(T->get(NULL, 1, SHOAL_SEG_DATA, PAGE, back, sizeof back), "get from the read-only span");
+        size_t bad = 0;
+        for (size_t i = 0; i < sizeof back; i++) bad += back[i] != pattern(1, PAGE + i);
+        CHECK_MSG(bad == 0, "get from PE 1's read-only span: %zu bytes wrong", bad);
+    }
+    barrier();
+    size_t bad = 0;
+    for (size_t i = 0; i < DATA_SIZE; i++) bad += (unsigned char)data.base[i] != pattern(me, i);
+    CHECK_MSG(bad == 0, "my static stand-in changed in %zu bytes", bad);
+}
+
+int main(void)
+{
+    must(shoal_boot_open(&boot), "boot open");
+    me = test_pe = boot->rank;
+    npes = boot->size;
+    shoal_log_set_pe(me);
+    must(shoal_segment_create_heap(128 * MiB, &heap), "heap");
+    must(shoal_segment_create_heap(DATA_SIZE, &data), "data");
+    for (size_t i = 0; i < DATA_SIZE; i++) data.base[i] = (char)pattern(me, i);
+    data.ro_offset = PAGE;
+    data.ro_len = PAGE;
+    CHECK(mprotect(data.base + PAGE, PAGE, PROT_READ) == 0);
+    struct shoal_peer *peers = calloc((size_t)npes, sizeof *peers);
+    struct shoal_transport_setup setup = {.boot = boot, .my_pe = me, .n_pes = npes, .n_nodes = 1,
+                                          .fabric_all = 1, .local = {&heap, &data}, .peers = peers,
+                                          .fatal = test_fatal};
+    must(T->init(&setup), "tls init");
+    CHECK_MSG(strncmp(setup.listen, "tls 127.0.0.1:", 14) == 0, "listens on '%s', not loopback", setup.listen);
+    shoal_tctx_t *ctx2 = NULL;
+    must(T->ctx_create(&ctx2), "ctx_create");
+    for (size_t size = 1; size <= 4 * MiB; size *= 16) test_put_get(ctx2, size);
+    test_put_get(NULL, 4 * MiB);
+    test_amo();
+    if (npes >= 2) test_refusals();
+    T->ctx_destroy(ctx2);
+    barrier();
+    T->fini(&setup);
+    free(peers);
+    mprotect(data.base + PAGE, PAGE, PROT_READ | PROT_WRITE);
+    shoal_segment_destroy_heap(&data);
+    shoal_segment_destroy_heap(&heap);
+    must(boot->ops->finalize(boot), "finalize");
+    boot->ops->close(boot);
+    return test_finish();
+}
