@@ -99,9 +99,5 @@ int shoal_ofi_probe_hardware(char *name, size_t len);
 /* Requests over TLS 1.3 streams (transport/tls): the default between hosts
  * where no RDMA hardware carries the data. */
 extern const struct shoal_transport_ops shoal_transport_tls;
-/* OpenSSL's version if libssl loads here, else NULL; whether the kernel
- * encrypts this PE's streams (known once a stream is open). */
-const char *shoal_tls_library_version(void);
-int shoal_tls_kernel_offload(void);
 
 #endif

@@ -138,16 +138,3 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .progress = tls_progress,
     .fini = tls_fini,
 };
-
-/* For shmem-config --diagnose: whether OpenSSL loads, and its version. */
-const char *shoal_tls_library_version(void)
-{
-    char err[200];
-    if (shoal_tls_load(err, sizeof err) != SHOAL_OK) return NULL;
-    return shoal_tls_lib.OpenSSL_version(OPENSSL_VERSION);
-}
-
-int shoal_tls_kernel_offload(void)
-{
-    return shoal_tls.ktls;
-}

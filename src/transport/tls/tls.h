@@ -85,8 +85,7 @@ struct shoal_tls {
     struct shoal_tls_addr *peer; /* n_pes entries */
     unsigned char key[SHOAL_TLS_KEY_LEN];
     SSL_CTX *client_ctx, *server_ctx;
-    int ktls;             /* kernel TLS carries this PE's streams */
-    int ktls_checked;     /* ktls is known (from the first stream) */
+    int ktls_checked;     /* the first stream said who encrypts (debug line) */
     char bind_ip[16];   /* SHOAL_BIND_IP_MAX */
     char bind_if[16];   /* SHOAL_BIND_IFNAME_MAX */
     int listen_fd;

@@ -101,10 +101,10 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     c->fd = fd;
     c->ssl = ssl;
-    if (!shoal_tls.ktls_checked) {
-        shoal_tls.ktls = shoal_tls_is_ktls(ssl);
-        shoal_tls.ktls_checked = 1;
-    }
+    /* Every stream is set up alike; the first one tells (SHMEM_DEBUG). */
+    if (!__atomic_exchange_n(&shoal_tls.ktls_checked, 1, __ATOMIC_RELAXED))
+        shoal_debug("tls", "streams are encrypted by %s", shoal_tls_is_ktls(ssl) ? "the kernel (kernel TLS)"
+                                                                                : "OpenSSL in user space");
 }
 
 /* Locks the context's stream to pe (opening it at first use) with SIGPIPE
