@@ -30,13 +30,18 @@
 #define HANDSHAKE_SECONDS 10.0
 #define DRAIN_SIZE ((size_t)64 * 1024)
 
+/* One accepted stream and its thread. A thread that ends marks itself
+ * done; the acceptor (at its next stream) and stop join and free it, so no
+ * thread outlives the transport. */
 struct shoal_tls_server {
-    int fd;
+    int fd;                 /* -1 once the thread closed it */
+    int done;               /* the thread is ending: join it */
+    pthread_t thread;
     struct sockaddr_in from;
     struct shoal_tls_server *prev, *next;
 };
 
-static pthread_cond_t servers_gone = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t server_done = PTHREAD_COND_INITIALIZER;
 static int wake_pipe[2] = {-1, -1};
 
 /* At most one warning about strangers every 10 s, with a count of the rest. */
@@ -163,14 +168,36 @@ static void *serve_stream(void *arg)
     }
     free(scratch);
     pthread_mutex_lock(&shoal_tls.serve_lock);
-    if (s->prev) s->prev->next = s->next; else shoal_tls.servers = s->next;
-    if (s->next) s->next->prev = s->prev;
     close(s->fd);
-    if (!shoal_tls.servers) pthread_cond_broadcast(&servers_gone);
+    s->fd = -1;
+    s->done = 1;
+    pthread_cond_broadcast(&server_done);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
     if (ssl) shoal_tls_lib.free_(ssl);
-    free(s);
     return NULL;
+}
+
+/* Joins and frees the threads that have ended (all of them with all set,
+ * waiting for the rest, whose streams the caller has shut down). */
+static void reap(int all)
+{
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    for (;;) {
+        struct shoal_tls_server *s = shoal_tls.servers;
+        while (s && !s->done) s = s->next;
+        if (!s) {
+            if (!all || !shoal_tls.servers) break;
+            pthread_cond_wait(&server_done, &shoal_tls.serve_lock);
+            continue;
+        }
+        if (s->prev) s->prev->next = s->next; else shoal_tls.servers = s->next;
+        if (s->next) s->next->prev = s->prev;
+        pthread_mutex_unlock(&shoal_tls.serve_lock);
+        pthread_join(s->thread, NULL);
+        free(s);
+        pthread_mutex_lock(&shoal_tls.serve_lock);
+    }
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
 static void start_stream(int fd, const struct sockaddr_in *from)
@@ -184,28 +211,23 @@ static void start_stream(int fd, const struct sockaddr_in *from)
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct shoal_tls_server *s = calloc(1, sizeof *s);
-    pthread_attr_t attr;
-    pthread_t t;
-    if (!s || pthread_attr_init(&attr) != 0) {
-        free(s);
+    if (!s) {
         atomic_fetch_sub(&shoal_tls.handshakes, 1);
         close(fd);
         return;
     }
     s->fd = fd;
     s->from = *from;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_mutex_lock(&shoal_tls.serve_lock);
     s->next = shoal_tls.servers;
     if (s->next) s->next->prev = s;
     shoal_tls.servers = s;
-    int rc = pthread_create(&t, &attr, serve_stream, s);
+    int rc = pthread_create(&s->thread, NULL, serve_stream, s);
     if (rc != 0) {
         shoal_tls.servers = s->next;
         if (s->next) s->next->prev = NULL;
     }
     pthread_mutex_unlock(&shoal_tls.serve_lock);
-    pthread_attr_destroy(&attr);
     if (rc != 0) {
         shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
         atomic_fetch_sub(&shoal_tls.handshakes, 1);
@@ -235,6 +257,7 @@ static void *accept_loop(void *arg)
                             strerror(errno));
             continue;
         }
+        reap(0);
         start_stream(fd, &from);
     }
     return NULL;
@@ -267,9 +290,10 @@ void shoal_tls_server_stop(void)
         shoal_tls.acceptor_started = 0;
     }
     pthread_mutex_lock(&shoal_tls.serve_lock);
-    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) shutdown(s->fd, SHUT_RDWR);
-    while (shoal_tls.servers) pthread_cond_wait(&servers_gone, &shoal_tls.serve_lock);
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
+        if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
+    reap(1);
     for (int i = 0; i < 2; i++)
         if (wake_pipe[i] >= 0) close(wake_pipe[i]);
     wake_pipe[0] = wake_pipe[1] = -1;
