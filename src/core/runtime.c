@@ -117,7 +117,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     }
     rt->transport_setup = (struct shoal_transport_setup){
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
-        .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
+        .machine_pes = rt->machine_pes, .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
         .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
     shoal_status_t st;
     rt->transport = &shoal_transport_shm;

@@ -54,6 +54,10 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     shoal_tls.my_pe = setup->my_pe;
     shoal_tls.n_pes = setup->n_pes;
     shoal_tls.fabric_all = setup->fabric_all;
+    /* Readers poll 50 us before they block, unless PEs outnumber cores:
+     * then the core is better given to the PE being waited for. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    shoal_tls.spin_ns = setup->machine_pes <= cores ? 50000 : 0;
     atomic_init(&shoal_tls.stopping, 0);
     atomic_init(&shoal_tls.handshakes, 0);
     pthread_mutex_init(&shoal_tls.ctx_lock, NULL);

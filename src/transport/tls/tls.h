@@ -86,6 +86,7 @@ struct shoal_tls {
     unsigned char key[SHOAL_TLS_KEY_LEN];
     SSL_CTX *client_ctx, *server_ctx;
     int ktls_checked;     /* the first stream said who encrypts (debug line) */
+    long spin_ns;         /* how long a reader polls before it blocks (0: never) */
     char bind_ip[16];   /* SHOAL_BIND_IP_MAX */
     char bind_if[16];   /* SHOAL_BIND_IFNAME_MAX */
     int listen_fd;
@@ -121,6 +122,7 @@ struct shoal_tls_lib {
     __typeof__(SSL_connect) *connect;
     __typeof__(SSL_accept) *accept;
     __typeof__(SSL_read_ex) *read_ex;
+    __typeof__(SSL_has_pending) *has_pending;
     __typeof__(SSL_write_ex) *write_ex;
     __typeof__(SSL_get_error) *get_error;
     __typeof__(SSL_get_wbio) *get_wbio;
@@ -158,6 +160,8 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
+/* Polls fd a little while (shoal_tls.spin_ns) before a read would block. */
+void shoal_tls_await(SSL *ssl, int fd);
 void shoal_tls_sigpipe_restore(const sigset_t *old);
 
 /* tls_server.c: the listening socket and the threads serving peers. */

@@ -90,9 +90,10 @@ static int drain(SSL *ssl, uint64_t len, char *scratch)
 }
 
 /* Applies one request. Returns -1 when the stream is broken or closed. */
-static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
+static int serve_one(SSL *ssl, int fd, struct shoal_tls_rep *pending, char *scratch)
 {
     struct shoal_tls_req q;
+    shoal_tls_await(ssl, fd); /* a busy stream's next request follows within microseconds */
     if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
     struct shoal_tls_rep rep = {0, 0, 0};
     switch (q.op) {
@@ -163,7 +164,7 @@ static void *serve_stream(void *arg)
     } else if (scratch) {
         set_blocking(s->fd, 1);
         struct shoal_tls_rep pending = {0, 0, 0};
-        while (serve_one(ssl, &pending, scratch) == 0) {
+        while (serve_one(ssl, s->fd, &pending, scratch) == 0) {
         }
     }
     free(scratch);

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <openssl/err.h>
@@ -61,6 +62,7 @@ static void load(void)
     RESOLVE(ssl, connect, "SSL_connect");
     RESOLVE(ssl, accept, "SSL_accept");
     RESOLVE(ssl, read_ex, "SSL_read_ex");
+    RESOLVE(ssl, has_pending, "SSL_has_pending");
     RESOLVE(ssl, write_ex, "SSL_write_ex");
     RESOLVE(ssl, get_error, "SSL_get_error");
     RESOLVE(ssl, get_wbio, "SSL_get_wbio");
@@ -260,6 +262,23 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
         }
     }
     pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Waking a thread that blocked in read costs tens of microseconds on an
+ * idle core, as long as an answer takes to come; so a reader polls the
+ * socket for up to spin_ns first, as fabric waits poll their completion
+ * queues (spin_ns is 0 when PEs outnumber cores). */
+void shoal_tls_await(SSL *ssl, int fd)
+{
+    if (!shoal_tls.spin_ns || L.has_pending(ssl)) return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        char byte;
+        if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN) return;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > shoal_tls.spin_ns) return;
+    }
 }
 
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len)
