@@ -116,9 +116,11 @@ static void tls_fini(struct shoal_transport_setup *setup)
     shoal_tls.peer = NULL;
 }
 
+/* Server threads apply peers' requests by themselves; a waiting PE applies
+ * them too (tls_server.c says why). */
 static void tls_progress(void)
 {
-    /* Server threads make progress by themselves. */
+    shoal_tls_serve(1);
 }
 
 static shoal_status_t tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,

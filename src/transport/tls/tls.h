@@ -123,6 +123,7 @@ struct shoal_tls_lib {
     __typeof__(SSL_accept) *accept;
     __typeof__(SSL_read_ex) *read_ex;
     __typeof__(SSL_has_pending) *has_pending;
+    __typeof__(SSL_peek_ex) *peek_ex;
     __typeof__(SSL_write_ex) *write_ex;
     __typeof__(SSL_get_error) *get_error;
     __typeof__(SSL_get_wbio) *get_wbio;
@@ -160,12 +161,17 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
-/* Polls fd a little while (shoal_tls.spin_ns) before a read would block. */
-void shoal_tls_await(SSL *ssl, int fd);
+/* Polls fd a little while (shoal_tls.spin_ns) before a read would block;
+ * returns at once if ssl (when not NULL) holds data already; with serve,
+ * applies peers' requests meanwhile (shoal_tls_serve). */
+void shoal_tls_await(SSL *ssl, int fd, int serve);
 void shoal_tls_sigpipe_restore(const sigset_t *old);
 
 /* tls_server.c: the listening socket and the threads serving peers. */
 shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
+/* Applies, in the calling thread, the requests peers have sent; gets only
+ * with gets set (tls_server.c says why). */
+void shoal_tls_serve(int gets);
 void shoal_tls_server_stop(void);
 
 /* tls_client.c: this PE's requests. */

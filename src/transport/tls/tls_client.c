@@ -135,7 +135,7 @@ static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, 
 
 static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const char *what, int pe)
 {
-    shoal_tls_await(c->ssl, c->fd); /* an answer usually comes within tens of microseconds */
+    shoal_tls_await(c->ssl, c->fd, 1); /* an answer usually comes within tens of microseconds */
     if (shoal_tls_read(c->ssl, buf, len) == 0) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,12 +33,19 @@
 
 /* One accepted stream and its thread. A thread that ends marks itself
  * done; the acceptor (at its next stream) and stop join and free it, so no
- * thread outlives the transport. */
+ * thread outlives the transport. The stream's requests are applied by its
+ * thread or, while this PE waits, by the waiting thread (shoal_tls_serve):
+ * whoever holds lock. */
 struct shoal_tls_server {
     int fd;                 /* -1 once the thread closed it */
     int done;               /* the thread is ending: join it */
     pthread_t thread;
     struct sockaddr_in from;
+    SSL *ssl;               /* set once the handshake is done */
+    pthread_mutex_t lock;   /* held while applying requests */
+    int wake_fd;            /* eventfd: a request left to the thread (a get) */
+    struct shoal_tls_rep pending; /* the first refusal not yet reported */
+    char *scratch;          /* a refused put's bytes are read into it */
     struct shoal_tls_server *prev, *next;
 };
 
@@ -90,10 +98,9 @@ static int drain(SSL *ssl, uint64_t len, char *scratch)
 }
 
 /* Applies one request. Returns -1 when the stream is broken or closed. */
-static int serve_one(SSL *ssl, int fd, struct shoal_tls_rep *pending, char *scratch)
+static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
 {
     struct shoal_tls_req q;
-    shoal_tls_await(ssl, fd); /* a busy stream's next request follows within microseconds */
     if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
     struct shoal_tls_rep rep = {0, 0, 0};
     switch (q.op) {
@@ -149,6 +156,34 @@ static void set_blocking(int fd, int blocking)
     if (fl >= 0) fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
 }
 
+/* Applies every request already here, buffered in OpenSSL or waiting in
+ * the socket. Called with s->lock held. -1 when the stream has ended.
+ * Without gets, a get is left to the stream's thread (woken for it): the
+ * caller awaits an answer itself, and a large reply written while the
+ * asker does the same to us would leave both blocked in writes. */
+static int serve_ready(struct shoal_tls_server *s, int gets)
+{
+    for (;;) {
+        if (!shoal_tls_lib.has_pending(s->ssl)) {
+            char byte;
+            ssize_t r = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (r < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+            if (r <= 0) return -1;
+        }
+        if (!gets) {
+            struct shoal_tls_req q;
+            size_t n = 0;
+            if (!shoal_tls_lib.peek_ex(s->ssl, &q, sizeof q, &n)) return -1;
+            if (n >= sizeof q && q.op == SHOAL_TLS_GET) {
+                uint64_t one = 1;
+                if (write(s->wake_fd, &one, sizeof one) < 0) shoal_debug("tls", "eventfd: %s", strerror(errno));
+                return 0;
+            }
+        }
+        if (serve_one(s->ssl, &s->pending, s->scratch) != 0) return -1;
+    }
+}
+
 static void *serve_stream(void *arg)
 {
     struct shoal_tls_server *s = arg;
@@ -158,16 +193,29 @@ static void *serve_stream(void *arg)
     set_blocking(s->fd, 0);
     SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, reason, sizeof reason);
     atomic_fetch_sub(&shoal_tls.handshakes, 1);
-    char *scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
+    s->scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
     if (!ssl) {
         if (!atomic_load(&shoal_tls.stopping)) note_refusal(&s->from, reason);
-    } else if (scratch) {
+    } else if (s->scratch) {
         set_blocking(s->fd, 1);
-        struct shoal_tls_rep pending = {0, 0, 0};
-        while (serve_one(ssl, s->fd, &pending, scratch) == 0) {
+        pthread_mutex_lock(&shoal_tls.serve_lock);
+        s->ssl = ssl;
+        pthread_mutex_unlock(&shoal_tls.serve_lock);
+        for (;;) {
+            pthread_mutex_lock(&s->lock);
+            int rc = serve_ready(s, 1);
+            pthread_mutex_unlock(&s->lock);
+            if (rc != 0) break;
+            /* Nothing left: a busy stream's next request follows within
+             * microseconds, so poll a little before sleeping in poll(2). */
+            shoal_tls_await(NULL, s->fd, 0);
+            struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
+            if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+            uint64_t count;
+            if (p[1].revents && read(s->wake_fd, &count, sizeof count) < 0)
+                shoal_debug("tls", "eventfd: %s", strerror(errno));
         }
     }
-    free(scratch);
     pthread_mutex_lock(&shoal_tls.serve_lock);
     close(s->fd);
     s->fd = -1;
@@ -176,6 +224,27 @@ static void *serve_stream(void *arg)
     pthread_mutex_unlock(&shoal_tls.serve_lock);
     if (ssl) shoal_tls_lib.free_(ssl);
     return NULL;
+}
+
+/* Called by this PE's waits (gets = 1) and by a thread awaiting an answer
+ * (gets = 0): applies what peers have sent, in the waiting thread, so a wait
+ * never depends on a server thread getting a core (two PEs spinning on two
+ * cores would otherwise starve them, and two PEs in quiet would each wait
+ * for the other's server thread to wake). Streams another thread is
+ * applying are skipped. */
+void shoal_tls_serve(int gets)
+{
+    if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
+    sigset_t old;
+    shoal_tls_sigpipe_block(&old);
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
+        if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
+        /* A broken stream is left to its thread, which sees it end. */
+        if (serve_ready(s, gets) != 0) shutdown(s->fd, SHUT_RDWR);
+        pthread_mutex_unlock(&s->lock);
+    }
+    shoal_tls_sigpipe_restore(&old);
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
 /* Joins and frees the threads that have ended (all of them with all set,
@@ -195,6 +264,9 @@ static void reap(int all)
         if (s->next) s->next->prev = s->prev;
         pthread_mutex_unlock(&shoal_tls.serve_lock);
         pthread_join(s->thread, NULL);
+        pthread_mutex_destroy(&s->lock);
+        close(s->wake_fd);
+        free(s->scratch);
         free(s);
         pthread_mutex_lock(&shoal_tls.serve_lock);
     }
@@ -219,6 +291,15 @@ static void start_stream(int fd, const struct sockaddr_in *from)
     }
     s->fd = fd;
     s->from = *from;
+    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->wake_fd < 0) {
+        shoal_error("tls", "cannot accept a peer's stream: eventfd: %s", strerror(errno));
+        atomic_fetch_sub(&shoal_tls.handshakes, 1);
+        close(fd);
+        free(s);
+        return;
+    }
+    pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&shoal_tls.serve_lock);
     s->next = shoal_tls.servers;
     if (s->next) s->next->prev = s;
@@ -233,6 +314,8 @@ static void start_stream(int fd, const struct sockaddr_in *from)
         shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
         atomic_fetch_sub(&shoal_tls.handshakes, 1);
         close(fd);
+        close(s->wake_fd);
+        pthread_mutex_destroy(&s->lock);
         free(s);
     }
 }

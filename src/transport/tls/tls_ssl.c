@@ -63,6 +63,7 @@ static void load(void)
     RESOLVE(ssl, accept, "SSL_accept");
     RESOLVE(ssl, read_ex, "SSL_read_ex");
     RESOLVE(ssl, has_pending, "SSL_has_pending");
+    RESOLVE(ssl, peek_ex, "SSL_peek_ex");
     RESOLVE(ssl, write_ex, "SSL_write_ex");
     RESOLVE(ssl, get_error, "SSL_get_error");
     RESOLVE(ssl, get_wbio, "SSL_get_wbio");
@@ -267,15 +268,20 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
 /* Waking a thread that blocked in read costs tens of microseconds on an
  * idle core, as long as an answer takes to come; so a reader polls the
  * socket for up to spin_ns first, as fabric waits poll their completion
- * queues (spin_ns is 0 when PEs outnumber cores). */
-void shoal_tls_await(SSL *ssl, int fd)
+ * queues (spin_ns is 0 when PEs outnumber cores). ssl (if not NULL) is
+ * asked first whether it holds data already. A thread awaiting an answer
+ * (serve) applies its peers' requests meanwhile: when two PEs wait for
+ * each other's answers (both in quiet), neither then needs a server thread
+ * to wake up. */
+void shoal_tls_await(SSL *ssl, int fd, int serve)
 {
-    if (!shoal_tls.spin_ns || L.has_pending(ssl)) return;
+    if (!shoal_tls.spin_ns || (ssl && L.has_pending(ssl))) return;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         char byte;
         if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN) return;
+        if (serve) shoal_tls_serve(0);
         clock_gettime(CLOCK_MONOTONIC, &t);
         if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > shoal_tls.spin_ns) return;
     }
