@@ -142,6 +142,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
         st = rt->transport->init(&rt->transport_setup);
         if (st != SHOAL_OK)
             return fail(st, err, errlen, "the %s transport failed to start: %s", "tls (encrypted TCP)");
+        rt->fabric = 1; /* waits call its progress */
         return SHOAL_OK;
     }
 #ifdef SHOAL_HAVE_OFI
