@@ -27,38 +27,11 @@ OSHRUN=${2:?}
 PE=${3:?}
 tag="shoal-hardening-test-$$-$case_name"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-hardening.XXXXXX") || exit 1
+. "$(dirname "$0")/lib.sh"
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM HUP
-failures=0
-pids=""
 
-tagged_pids() {
-    for f in /proc/[0-9]*/cmdline; do
-        c=$({ tr '\0' ' ' <"$f"; } 2>/dev/null) || continue
-        case "$c" in *"$tag"*) p=${f#/proc/}; echo "${p%/cmdline}" ;; esac
-    done
-}
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    for p in $(tagged_pids); do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$dir"
-}
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-expect_no_leftovers() {
-    i=0
-    while [ $i -lt 20 ]; do
-        left=$(tagged_pids)
-        [ -z "$left" ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "processes of the job remain: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; echo " (pid $p)"; done)"
-}
 
 # bad WANT-REGEX [ENV=VALUE...]: a node-1 oshrun with those settings must
 # exit 1 within 5 s (timeout(1) guards a blocking open) with exactly one
@@ -79,9 +52,6 @@ bad() {
 }
 
 # Multi-node helpers (as in multinode_test.sh), on 127.0.0.1.
-pick_port() {
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-}
 node() { # R NNODES NPES ARGS...
     r=$1 h=$2 n=$3
     shift 3

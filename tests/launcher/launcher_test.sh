@@ -7,16 +7,12 @@ OSHRUN=${2:?}
 PE=${3:?}
 tag="shoal-launcher-test-$$-$case_name"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-launcher.XXXXXX") || exit 1
+LEFTOVER_TENTHS=10 # within 1 s
+. "$(dirname "$0")/lib.sh"
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM HUP
-failures=0
 
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # run ARGS...: runs oshrun; sets rc, elapsed (ms); output in $dir/out, $dir/err.
 run() {
@@ -41,26 +37,7 @@ expect_within() {
     [ "$elapsed" -le "$1" ] || fail "took ${elapsed} ms, want at most $1 ms"
 }
 
-# Processes whose command line holds the tag (zombies have none).
-tagged_pids() {
-    for f in /proc/[0-9]*/cmdline; do
-        c=$({ tr '\0' ' ' <"$f"; } 2>/dev/null) || continue
-        case "$c" in *"$tag"*) p=${f#/proc/}; echo "${p%/cmdline}" ;; esac
-    done
-}
 
-# expect_no_leftovers: within 1 s no process of the job remains.
-expect_no_leftovers() {
-    i=0
-    while [ $i -lt 10 ]; do
-        left=$(tagged_pids)
-        [ -z "$left" ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "processes of the job remain: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; echo " (pid $p)"; done)"
-    for p in $left; do kill -9 "$p" 2>/dev/null; done
-}
 
 case $case_name in
 pe_sigkill)

@@ -8,28 +8,12 @@ OSHRUN=${2:?}
 PE=${3:?}
 tag="shoal-multinode-test-$$-$case_name"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/shoal-multinode.XXXXXX") || exit 1
+. "$(dirname "$0")/lib.sh"
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM HUP
-failures=0
-pids=""
 
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    for p in $(tagged_pids); do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$dir"
-}
 
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    failures=$((failures + 1))
-}
 
-tagged_pids() {
-    for f in /proc/[0-9]*/cmdline; do
-        c=$({ tr '\0' ' ' <"$f"; } 2>/dev/null) || continue
-        case "$c" in *"$tag"*) p=${f#/proc/}; echo "${p%/cmdline}" ;; esac
-    done
-}
 
 # PEs (not oshrun) whose command line holds WORD.
 pe_pids() {
@@ -39,25 +23,7 @@ pe_pids() {
     done
 }
 
-expect_no_leftovers() {
-    i=0
-    while [ $i -lt 20 ]; do
-        left=$(tagged_pids)
-        [ -z "$left" ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "processes of the job remain: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; echo " (pid $p)"; done)"
-}
 
-# A port nobody listens on now; node 0 retries another if it is taken after all.
-pick_port() {
-    if command -v python3 >/dev/null 2>&1; then
-        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    else
-        port=$((20000 + ($$ * 7919 + $(date +%N | sed 's/^0*//;s/^$/0/')) % 40000))
-    fi
-}
 
 # node R NNODES NPES ARGS...: starts one oshrun in the background (its own
 # --timeout bounds it); its pid in pid_R, output in $dir/out.R and $dir/err.R.
