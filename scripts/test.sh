@@ -81,7 +81,7 @@ stage "fabric path: every API test over libfabric (tcp;ofi_rxm on loopback) at 2
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L ofi
 stage "encrypted transport: every API test over TLS 1.3 streams (loopback) at 2 and 4 PEs, strangers refused"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L tls
-stage "hosts: jobs across network namespaces (TLS bootstrap, capture, wrong secret, a host killed)"
+stage "hosts: jobs across network namespaces (encrypted data and bootstrap, captures, the outsider, liveness, bad credentials, a host killed)"
 ct build-test --output-on-failure --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
