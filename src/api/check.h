@@ -16,7 +16,7 @@ void shoal_api_fail(const char *call, const char *fmt, ...) __attribute__((noret
 void shoal_api_fail_uninitialized(const char *call) __attribute__((noreturn, cold));
 void shoal_api_fail_pe(const char *call, int pe) __attribute__((noreturn, cold));
 void shoal_api_fail_readonly(const char *call, const char *what, const void *addr, size_t len, int pe)
-    __attribute__((noreturn));
+    __attribute__((noreturn, cold));
 void shoal_api_fail_address(const char *call, const char *what, const void *addr, size_t len)
     __attribute__((noreturn, cold));
 void shoal_api_fail_ctx(const char *call, shmem_ctx_t ctx) __attribute__((noreturn, cold));
@@ -73,13 +73,14 @@ static inline int shoal_check_symmetric(const char *call, const char *what, cons
 
 /* A write into [off, off+len) of seg on pe must not reach the read-only
  * (RELRO) part of static data: peers map that segment writable, so nothing
- * else would stop a put from corrupting pe's relocated constants. */
+ * else would stop a put from corrupting pe's relocated constants. A write
+ * of zero bytes touches nothing and is left alone. */
 static inline void shoal_check_writable(const char *call, const char *what, const void *addr, int seg, size_t off,
                                         size_t len, int pe)
 {
     const shoal_segment_t *s = &shoal_rt.seg[SHOAL_SEG_DATA];
-    if (SHOAL_UNLIKELY(seg == SHOAL_SEG_DATA && s->ro_len && off < s->ro_offset + s->ro_len &&
-                       s->ro_offset < off + (len ? len : 1)))
+    if (SHOAL_UNLIKELY(seg == SHOAL_SEG_DATA && len && s->ro_len && off < s->ro_offset + s->ro_len &&
+                       s->ro_offset < off + len))
         shoal_api_fail_readonly(call, what, addr, len, pe);
 }
 

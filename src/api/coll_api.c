@@ -40,8 +40,14 @@ static struct shoal_coll_buf sym(const char *call, const char *what, const void 
 {
     struct shoal_coll_buf b = {.published = 0};
     b.seg = shoal_check_symmetric(call, what, addr, bytes, &b.off);
-    /* Every member writes its own dest, and the same offsets everywhere. */
-    if (what[0] == 'd') shoal_check_writable(call, what, addr, b.seg, b.off, bytes, shoal_rt.my_pe);
+    return b;
+}
+
+/* A collective's dest: every member writes its own, at the same offsets. */
+static struct shoal_coll_buf sym_dest(const char *call, const void *dest, size_t bytes)
+{
+    struct shoal_coll_buf b = sym(call, "dest", dest, bytes);
+    shoal_check_writable(call, "dest", dest, b.seg, b.off, bytes, shoal_rt.my_pe);
     return b;
 }
 
@@ -109,7 +115,7 @@ int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_
     if (SHOAL_UNLIKELY((unsigned)root >= (unsigned)t->size))
         shoal_api_fail(call, "root %d is out of range: the team's PEs are 0 to %d", root, t->size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nelems, root);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
@@ -123,7 +129,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, 0, -1); /* each member contributes its own nelems */
     struct shoal_group g;
     shoal_group_from_team(&g, t);
@@ -141,7 +147,7 @@ int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, all_blocks(call, bytes, t->size));
+    struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, t->size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     agree(call, t, nelems, -1);
     struct shoal_group g;
@@ -163,7 +169,7 @@ int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdi
     if (!t) return -1;
     shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, t->size);
-    struct shoal_coll_buf d = sym(call, "dest", dest, strided_extent(call, "dest", dst, count, elem));
+    struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     agree(call, t, nelems, -1);
     struct shoal_group g;
@@ -179,7 +185,7 @@ int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t n
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nreduce, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
@@ -193,7 +199,7 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, shoal_coll_dtype_size(check_dtype(call, dtype)));
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nelems, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
@@ -257,7 +263,7 @@ void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size
     if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= PE_size))
         shoal_api_fail(call, "PE_root %d is out of range: the active set's PEs are 0 to %d", PE_root, PE_size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, PE_root, 0));
 }
 
@@ -267,7 +273,7 @@ void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t
     struct shoal_group g;
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
     if (SHOAL_UNLIKELY(st == SHOAL_ERR_RANGE))
         shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
@@ -281,7 +287,7 @@ void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_
     struct shoal_group g;
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
-    struct shoal_coll_buf d = sym(call, "dest", dest, all_blocks(call, bytes, PE_size));
+    struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, PE_size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
 }
@@ -300,7 +306,7 @@ void shoal_api_alltoalls_set(void *dest, const void *source, ptrdiff_t dst, ptrd
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, PE_size);
-    struct shoal_coll_buf d = sym(call, "dest", dest, strided_extent(call, "dest", dst, count, elem));
+    struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
 }
@@ -314,7 +320,7 @@ void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum s
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
-    struct shoal_coll_buf d = sym(call, "dest", dest, bytes), s = sym(call, "source", source, bytes);
+    struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
 }
 

@@ -29,6 +29,7 @@
 
 #include "boot/boot.h"
 #include "harness.h"
+#include "transport_fatal.h"
 #include "heap/segment.h"
 #include "transport/ofi/ofi.h"
 #include "transport/transport.h"
@@ -241,40 +242,9 @@ static void test_sleeper(void)
     barrier();
 }
 
-/* setup.fatal: outside test_readonly a failure; inside, caught. */
-static sigjmp_buf fatal_jmp;
-static int fatal_armed;
-static char fatal_line[512];
-
-static __attribute__((noreturn)) void test_fatal(const char *reason)
-{
-    snprintf(fatal_line, sizeof fatal_line, "%s", reason);
-    if (fatal_armed) siglongjmp(fatal_jmp, 1);
-    fprintf(stderr, "PE %d: unexpected fatal transport error: %s\n", me, reason);
-    exit(TEST_FAIL);
-}
-
 #define PAGE ((size_t)4096)
 #define DATA_SIZE (3 * PAGE) /* [PAGE, 2 PAGE) read-only */
 
-/* Runs body; 1 when it ended the job (fatal) with a line containing want
- * and "PE <pe>". */
-#define EXPECT_FATAL(body, want, pe)                                                              \
-    do {                                                                                          \
-        fatal_line[0] = 0;                                                                        \
-        fatal_armed = 1;                                                                          \
-        if (sigsetjmp(fatal_jmp, 1) == 0) {                                                       \
-            body;                                                                                 \
-            fatal_armed = 0;                                                                      \
-            CHECK_MSG(0, "%s: no fatal error", #body);                                            \
-        } else {                                                                                  \
-            char pe_[32];                                                                         \
-            fatal_armed = 0;                                                                      \
-            snprintf(pe_, sizeof pe_, "PE %d", (pe));                                             \
-            CHECK_MSG(strstr(fatal_line, (want)) && strstr(fatal_line, pe_), "%s: line '%s' lacks '%s' or '%s'", \
-                      #body, fatal_line, (want), pe_);                                            \
-        }                                                                                         \
-    } while (0)
 
 static int ro_intact(void)
 {

@@ -3,7 +3,8 @@
  * read-only) over the fabric. The put must end the job with one line that
  * names the put, PE 1 and the read-only part; PE 1 must not fault
  * (relro_put_test.sh checks both). Exits 77 when the table is not in the
- * program's RELRO span (a non-PIE build or a linker without RELRO). */
+ * program's RELRO span (a non-PIE build or a linker without RELRO). A
+ * zero-length put there comes first and must just work. */
 #include <link.h>
 #include <shmem.h>
 #include <stdint.h>
@@ -43,6 +44,11 @@ int main(void)
     shmem_barrier_all();
     if (me == 0) {
         const char *fake = "overwritten";
+        /* Zero bytes touch nothing: supported anywhere, RELRO included. */
+        shmem_putmem((void *)&table[1], &fake, 0, 1);
+        shmem_quiet();
+        printf("PE 0: the zero-length put returned\n");
+        fflush(stdout);
         shmem_putmem((void *)&table[1], &fake, sizeof fake, 1);
         shmem_quiet();
         printf("PE 0: the put into PE 1's RELRO returned\n");

@@ -21,6 +21,7 @@ if grep -q 'SIGSEGV\|SIGBUS\|Segmentation' "$out"; then
     echo "FAIL: a PE faulted"
     fail=1
 fi
-grep -q 'returned\|table\[1\] is overwritten' "$out" && { echo "FAIL: the put went through"; fail=1; }
+grep -q 'zero-length put returned' "$out" || { echo "FAIL: a zero-length put into RELRO was refused"; fail=1; }
+grep -q 'put into PE 1.s RELRO returned\|table\[1\] is overwritten' "$out" && { echo "FAIL: the put went through"; fail=1; }
 [ "$fail" = 0 ] && echo "PASS: refused with one line, no PE faulted"
 exit $fail

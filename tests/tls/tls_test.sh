@@ -8,8 +8,8 @@
 #   strangers  while a job runs, each PE's port gets a plain-text request,
 #              a TLS 1.3 handshake with a wrong key and one with no key at
 #              all, and an idle connection: every one is refused (the PE
-#              logs it, rate-limited), and the job still ends with its data
-#              right
+#              logs it, rate-limited, with a count of the rest), and the job
+#              still ends with its data right
 case_name=${1:?usage: tls_test.sh CASE OSHRUN LONG_JOB}
 OSHRUN=${2:?}
 prog=${3:?}
@@ -82,8 +82,12 @@ strangers)
     echo "    $refusals refusal line(s) logged:"
     grep 'refused a stream' "$dir/err" | sed 's/^/    /'
     [ "$refusals" -ge 1 ] || fail "no PE logged a refusal"
-    # Rate-limited: at most one line per PE per 10 s for 6+ refusals each.
+    # Rate-limited: at most one line per PE per 10 s for 6+ refusals each,
+    # and the rest counted in a line of their own.
     [ "$refusals" -le 4 ] || fail "$refusals refusal lines: not rate-limited"
+    grep 'more refused streams' "$dir/err" | sed 's/^/    /'
+    grep -q '\.\.\. and [1-9][0-9]* more refused streams in the last 10 s' "$dir/err" ||
+        fail "the refusals left out were not counted"
     ;;
 *)
     echo "tls_test.sh: unknown case $case_name" >&2

@@ -9,13 +9,13 @@
  * target, which does not fault and keeps its memory; the initiator ends the
  * "job" with one line naming the PE (setup.fatal, caught here); a get from
  * the read-only span works. Run under oshrun. */
-#include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "boot/boot.h"
 #include "harness.h"
+#include "transport_fatal.h"
 #include "heap/segment.h"
 #include "transport/transport.h"
 #include "util/log.h"
@@ -46,18 +46,6 @@ static void barrier(void)
 static unsigned char pattern(int pe, size_t i)
 {
     return (unsigned char)(pe * 31 + i * 7 + (i >> 12));
-}
-
-static sigjmp_buf fatal_jmp;
-static int fatal_armed;
-static char fatal_line[512];
-
-static __attribute__((noreturn)) void test_fatal(const char *reason)
-{
-    snprintf(fatal_line, sizeof fatal_line, "%s", reason);
-    if (fatal_armed) siglongjmp(fatal_jmp, 1);
-    fprintf(stderr, "PE %d: unexpected fatal transport error: %s\n", me, reason);
-    exit(1);
 }
 
 /* Every PE puts size bytes into its slot of every PE, quiets, then every PE
@@ -111,40 +99,25 @@ static void test_amo(void)
     }
 }
 
-/* PE 0 sends what the API would never let through; PE 1 must refuse it.
- * Each try has a context of its own: a real fatal ends the process, so the
- * one caught here leaves its stream locked, and that context is abandoned. */
-static void expect_refused(const char *what, int is_put, enum shoal_segment_id seg, size_t off, const char *want)
+/* PE 0 sends what the API would never let through; PE 1 must refuse it,
+ * with a line naming it and PE 1. */
+static void expect_refused(int is_put, enum shoal_segment_id seg, size_t off, const char *want)
 {
-    uint64_t word = 0xa5a5a5a5a5a5a5a5ull;
-    shoal_tctx_t *ctx = NULL;
+    uint64_t word = 0xa5a5a5a5a5a5a5a5ull, old;
+    shoal_tctx_t *ctx = NULL; /* abandoned: the fatal leaves its stream locked */
     must(T->ctx_create(&ctx), "ctx_create");
-    fatal_line[0] = 0;
-    fatal_armed = 1;
-    if (sigsetjmp(fatal_jmp, 1) == 0) {
-        if (is_put) {
-            T->put(ctx, 1, seg, off, &word, sizeof word);
-            T->quiet(ctx);
-        } else {
-            uint64_t old;
-            T->amo(ctx, 1, seg, off, 8, SHOAL_AMO_ADD, 1, 0, &old);
-        }
-        fatal_armed = 0;
-        CHECK_MSG(0, "%s: not refused", what);
-        return;
-    }
-    fatal_armed = 0;
-    fprintf(stderr, "PE 0: %s: %s\n", what, fatal_line);
-    CHECK_MSG(strstr(fatal_line, "PE 1") && strstr(fatal_line, want), "%s: line '%s' lacks 'PE 1' or '%s'", what,
-              fatal_line, want);
+    if (is_put)
+        EXPECT_FATAL((T->put(ctx, 1, seg, off, &word, sizeof word), T->quiet(ctx)), want, 1);
+    else
+        EXPECT_FATAL(T->amo(ctx, 1, seg, off, 8, SHOAL_AMO_ADD, 1, 0, &old), want, 1);
 }
 
 static void test_refusals(void)
 {
     if (me == 0) {
-        expect_refused("put into the read-only span", 1, SHOAL_SEG_DATA, PAGE + 8, "read-only");
-        expect_refused("put past the heap's end", 1, SHOAL_SEG_HEAP, heap.size - 4, "outside");
-        expect_refused("atomic past the data's end", 0, SHOAL_SEG_DATA, DATA_SIZE, "outside");
+        expect_refused(1, SHOAL_SEG_DATA, PAGE + 8, "read-only");        /* into the read-only span */
+        expect_refused(1, SHOAL_SEG_HEAP, heap.size - 4, "outside");      /* past the heap's end */
+        expect_refused(0, SHOAL_SEG_DATA, DATA_SIZE, "outside");          /* past the data's end */
         unsigned char back[64];
         must(T->get(NULL, 1, SHOAL_SEG_DATA, PAGE, back, sizeof back), "get from the read-only span");
         size_t bad = 0;

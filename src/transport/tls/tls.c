@@ -16,15 +16,15 @@
 
 struct shoal_tls shoal_tls = {.listen_fd = -1};
 
-static shoal_status_t fail(char *err, size_t errlen, shoal_status_t st)
+static shoal_status_t fail(const char *why, shoal_status_t st)
 {
-    shoal_error("tls", "the encrypted transport cannot start: %s", err);
-    (void)errlen;
+    shoal_error("tls", "the encrypted transport cannot start: %s", why);
     return st;
 }
 
-/* A socket listening on the job's interface, on a port the kernel picks. */
-static shoal_status_t open_listener(struct sockaddr_in *where, char *err, size_t errlen)
+/* A socket listening on ip (ifname's address), on a port the kernel picks. */
+static shoal_status_t open_listener(const char *ip, const char *ifname, struct sockaddr_in *where, char *err,
+                                    size_t errlen)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -33,11 +33,10 @@ static shoal_status_t open_listener(struct sockaddr_in *where, char *err, size_t
     }
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = 0};
     socklen_t sl = sizeof sin;
-    if (inet_pton(AF_INET, shoal_tls.bind_ip, &sin.sin_addr) != 1 ||
+    if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1 ||
         bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(fd, 128) != 0 ||
         getsockname(fd, (struct sockaddr *)&sin, &sl) != 0) {
-        snprintf(err, errlen, "cannot listen on %s (%s): %s", shoal_tls.bind_ip, shoal_tls.bind_if,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot listen on %s (%s): %s", ip, ifname, strerror(errno));
         close(fd);
         return SHOAL_ERR_SYS;
     }
@@ -48,16 +47,15 @@ static shoal_status_t open_listener(struct sockaddr_in *where, char *err, size_t
 
 static shoal_status_t tls_init(struct shoal_transport_setup *setup)
 {
-    char err[300], rule[100], peer_host[256];
+    char err[300], rule[100], peer_host[256], ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX];
     shoal_status_t st;
     shoal_tls.setup = setup;
     shoal_tls.my_pe = setup->my_pe;
     shoal_tls.n_pes = setup->n_pes;
-    shoal_tls.fabric_all = setup->fabric_all;
     /* Readers poll 50 us before they block, unless PEs outnumber cores:
      * then the core is better given to the PE being waited for. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    shoal_tls.spin_ns = setup->machine_pes <= cores ? 50000 : 0;
+    shoal_tls.spin_s = setup->machine_pes <= cores ? 50e-6 : 0;
     atomic_init(&shoal_tls.stopping, 0);
     atomic_init(&shoal_tls.handshakes, 0);
     pthread_mutex_init(&shoal_tls.ctx_lock, NULL);
@@ -66,40 +64,39 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     /* Collective steps come first and always, so a PE that fails locally
      * still takes part in them and nobody waits for it in vain. */
     st = shoal_bind_peer_host(setup->boot, peer_host, sizeof peer_host);
-    if (st != SHOAL_OK) return fail(strcpy(err, "cannot learn the other hosts' names"), sizeof err, st);
+    if (st != SHOAL_OK) return fail("cannot learn the other hosts' names", st);
     struct shoal_tls_addr mine;
     memset(&mine, 0, sizeof mine);
     st = shoal_tls_load(err, sizeof err);
     if (st == SHOAL_OK)
-        st = shoal_bind_address_explain(setup->n_nodes, peer_host, shoal_tls.bind_ip, sizeof shoal_tls.bind_ip,
-                                        shoal_tls.bind_if, sizeof shoal_tls.bind_if, rule, sizeof rule, err,
-                                        sizeof err);
-    if (st == SHOAL_OK) st = open_listener(&mine.sin, err, sizeof err);
+        st = shoal_bind_address_explain(setup->n_nodes, peer_host, ip, sizeof ip, ifname, sizeof ifname, rule,
+                                        sizeof rule, err, sizeof err);
+    if (st == SHOAL_OK) st = open_listener(ip, ifname, &mine.sin, err, sizeof err);
     if (st == SHOAL_OK && getrandom(mine.key, sizeof mine.key, 0) != (ssize_t)sizeof mine.key) {
         snprintf(err, sizeof err, "getrandom: %s", strerror(errno));
         st = SHOAL_ERR_SYS;
     }
     shoal_tls.peer = calloc((size_t)setup->n_pes, sizeof *shoal_tls.peer);
-    if (!shoal_tls.peer) return fail(strcpy(err, "out of memory"), sizeof err, SHOAL_ERR_NOMEM);
+    if (!shoal_tls.peer) return fail("out of memory", SHOAL_ERR_NOMEM);
     /* A PE that failed contributes a zero port; everyone then gives up. */
     shoal_status_t gst = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, shoal_tls.peer);
     explicit_bzero(mine.key, sizeof mine.key);
-    if (st != SHOAL_OK) return fail(err, sizeof err, st);
-    if (gst != SHOAL_OK) return fail(strcpy(err, "the address exchange failed"), sizeof err, gst);
+    if (st != SHOAL_OK) return fail(err, st);
+    if (gst != SHOAL_OK) return fail("the address exchange failed", gst);
     for (int pe = 0; pe < setup->n_pes; pe++)
         if (shoal_tls.peer[pe].sin.sin_port == 0) {
             snprintf(err, sizeof err, "PE %d could not start its side", pe);
-            return fail(err, sizeof err, SHOAL_ERR_SYS);
+            return fail(err, SHOAL_ERR_SYS);
         }
     /* Everyone uses PE 0's key; the others' draws are wiped. */
     st = shoal_tls_contexts(shoal_tls.peer[0].key, err, sizeof err);
     for (int pe = 0; pe < setup->n_pes; pe++) explicit_bzero(shoal_tls.peer[pe].key, SHOAL_TLS_KEY_LEN);
-    if (st != SHOAL_OK) return fail(err, sizeof err, st);
+    if (st != SHOAL_OK) return fail(err, st);
     st = shoal_tls_ctx_open_default();
     if (st == SHOAL_OK) st = shoal_tls_server_start(err, sizeof err);
-    if (st != SHOAL_OK) return fail(err, sizeof err, st);
-    snprintf(setup->listen, sizeof setup->listen, "tls %s:%u on %s (%s)", shoal_tls.bind_ip,
-             ntohs(mine.sin.sin_port), shoal_tls.bind_if, rule);
+    if (st != SHOAL_OK) return fail(err, st);
+    snprintf(setup->listen, sizeof setup->listen, "tls %s:%u on %s (%s)", ip, ntohs(mine.sin.sin_port), ifname,
+             rule);
     shoal_debug("tls", "listening: %s; %s", setup->listen, shoal_tls_lib.OpenSSL_version(OPENSSL_VERSION));
     return SHOAL_OK;
 }

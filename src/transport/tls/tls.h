@@ -81,14 +81,11 @@ struct shoal_tls_addr {
 struct shoal_tls {
     struct shoal_transport_setup *setup;
     int my_pe, n_pes;
-    int fabric_all;
     struct shoal_tls_addr *peer; /* n_pes entries */
     unsigned char key[SHOAL_TLS_KEY_LEN];
     SSL_CTX *client_ctx, *server_ctx;
     int ktls_checked;     /* the first stream said who encrypts (debug line) */
-    long spin_ns;         /* how long a reader polls before it blocks (0: never) */
-    char bind_ip[16];   /* SHOAL_BIND_IP_MAX */
-    char bind_if[16];   /* SHOAL_BIND_IFNAME_MAX */
+    double spin_s;        /* how long a reader polls before it blocks (0: never) */
     int listen_fd;
     pthread_t acceptor;
     int acceptor_started;
@@ -149,11 +146,14 @@ shoal_status_t shoal_tls_load(char *err, size_t errlen);
  * TLS asked for). */
 shoal_status_t shoal_tls_contexts(const unsigned char key[SHOAL_TLS_KEY_LEN], char *err, size_t errlen);
 void shoal_tls_contexts_free(void);
-/* Runs the handshake on a connected socket with a deadline in seconds.
- * Returns the session, or NULL with reason filled. */
+/* Runs the handshake on a connected socket with a deadline in seconds (the
+ * socket non-blocking meanwhile, blocking again after). Returns the
+ * session, or NULL with reason filled. */
 SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_t len);
 /* Whether the kernel took over the stream's encryption in both directions. */
 int shoal_tls_is_ktls(SSL *ssl);
+/* Monotonic seconds. */
+double shoal_tls_now(void);
 /* OpenSSL's reason for the last failure on ssl. */
 void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 /* Whole-buffer I/O on a stream; 0 on success, -1 on a closed or broken one.
@@ -161,7 +161,7 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
-/* Polls fd a little while (shoal_tls.spin_ns) before a read would block;
+/* Polls fd a little while (shoal_tls.spin_s) before a read would block;
  * returns at once if ssl (when not NULL) holds data already; with serve,
  * applies peers' requests meanwhile (shoal_tls_serve). */
 void shoal_tls_await(SSL *ssl, int fd, int serve);

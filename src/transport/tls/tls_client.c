@@ -97,8 +97,6 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
         close(fd);
         stream_failed("the TLS handshake", pe, reason);
     }
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     c->fd = fd;
     c->ssl = ssl;
     /* Every stream is set up alike; the first one tells (SHMEM_DEBUG). */

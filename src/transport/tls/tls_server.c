@@ -21,11 +21,11 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "transport/tls/tls.h"
 #include "util/log.h"
+#include "util/ratelimit.h"
 
 #define HANDSHAKES_MAX 32
 #define HANDSHAKE_SECONDS 10.0
@@ -52,28 +52,27 @@ struct shoal_tls_server {
 static pthread_cond_t server_done = PTHREAD_COND_INITIALIZER;
 static int wake_pipe[2] = {-1, -1};
 
-/* At most one warning about strangers every 10 s, with a count of the rest. */
+/* Strangers' refusals: at most one line every 10 s, and the count of the
+ * rest when the next one comes or the transport ends. */
+static pthread_mutex_t refusals_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shoal_ratelimit refusals = {.window_s = 10, .burst = 1, .start = -1};
+
+static void refusals_left_out(unsigned n)
+{
+    if (n) shoal_warn("tls", "... and %u more refused streams in the last %.0f s", n, refusals.window_s);
+}
+
 static void note_refusal(const struct sockaddr_in *from, const char *reason)
 {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static time_t last;
-    static unsigned suppressed;
-    time_t now = time(NULL);
-    pthread_mutex_lock(&lock);
-    if (last && now - last < 10) {
-        suppressed++;
-    } else {
-        char ip[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &from->sin_addr, ip, sizeof ip);
-        if (suppressed)
-            shoal_warn("tls", "refused a stream from %s:%u: %s (and %u more refusals in the last %lld s)", ip,
-                       ntohs(from->sin_port), reason, suppressed, (long long)(now - last));
-        else
-            shoal_warn("tls", "refused a stream from %s:%u: %s", ip, ntohs(from->sin_port), reason);
-        last = now;
-        suppressed = 0;
-    }
-    pthread_mutex_unlock(&lock);
+    unsigned ended;
+    pthread_mutex_lock(&refusals_lock);
+    int show = shoal_ratelimit_event(&refusals, shoal_tls_now(), &ended);
+    pthread_mutex_unlock(&refusals_lock);
+    refusals_left_out(ended);
+    if (!show) return;
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &from->sin_addr, ip, sizeof ip);
+    shoal_warn("tls", "refused a stream from %s:%u: %s", ip, ntohs(from->sin_port), reason);
 }
 
 /* Whether [offset, offset+len) of seg may be read (write = 0) or written. */
@@ -150,12 +149,6 @@ static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
     }
 }
 
-static void set_blocking(int fd, int blocking)
-{
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
-}
-
 /* Applies every request already here, buffered in OpenSSL or waiting in
  * the socket. Called with s->lock held. -1 when the stream has ended.
  * Without gets, a get is left to the stream's thread (woken for it): the
@@ -190,14 +183,12 @@ static void *serve_stream(void *arg)
     char reason[200];
     sigset_t unused;
     shoal_tls_sigpipe_block(&unused); /* for the thread's whole life */
-    set_blocking(s->fd, 0);
     SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, reason, sizeof reason);
     atomic_fetch_sub(&shoal_tls.handshakes, 1);
     s->scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
     if (!ssl) {
         if (!atomic_load(&shoal_tls.stopping)) note_refusal(&s->from, reason);
     } else if (s->scratch) {
-        set_blocking(s->fd, 1);
         pthread_mutex_lock(&shoal_tls.serve_lock);
         s->ssl = ssl;
         pthread_mutex_unlock(&shoal_tls.serve_lock);
@@ -383,4 +374,8 @@ void shoal_tls_server_stop(void)
     wake_pipe[0] = wake_pipe[1] = -1;
     if (shoal_tls.listen_fd >= 0) close(shoal_tls.listen_fd);
     shoal_tls.listen_fd = -1;
+    pthread_mutex_lock(&refusals_lock);
+    unsigned left_out = shoal_ratelimit_flush(&refusals, shoal_tls_now(), 1);
+    pthread_mutex_unlock(&refusals_lock);
+    refusals_left_out(left_out);
 }

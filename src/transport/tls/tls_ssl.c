@@ -9,6 +9,7 @@
  * certificate, so a peer without the key cannot complete a handshake. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -195,7 +196,7 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len)
     L.ERR_clear_error();
 }
 
-static double now_s(void)
+double shoal_tls_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -212,18 +213,23 @@ SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_
     }
     /* The socket is non-blocking for the handshake, so a silent peer cannot
      * hold this thread past the deadline. */
-    double deadline = now_s() + seconds;
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    double deadline = shoal_tls_now() + seconds;
     for (;;) {
         L.ERR_clear_error();
         int r = server ? L.accept(ssl) : L.connect(ssl);
-        if (r == 1) return ssl;
+        if (r == 1) {
+            fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+            return ssl;
+        }
         int e = L.get_error(ssl, r);
         if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
             shoal_tls_reason(ssl, r, reason, len);
             L.free_(ssl);
             return NULL;
         }
-        double left = deadline - now_s();
+        double left = deadline - shoal_tls_now();
         struct pollfd p = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
         if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) == 0) {
             snprintf(reason, len, "handshake timed out after %.0f s", seconds);
@@ -267,23 +273,21 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
 
 /* Waking a thread that blocked in read costs tens of microseconds on an
  * idle core, as long as an answer takes to come; so a reader polls the
- * socket for up to spin_ns first, as fabric waits poll their completion
- * queues (spin_ns is 0 when PEs outnumber cores). ssl (if not NULL) is
+ * socket for up to spin_s first, as fabric waits poll their completion
+ * queues (spin_s is 0 when PEs outnumber cores). ssl (if not NULL) is
  * asked first whether it holds data already. A thread awaiting an answer
  * (serve) applies its peers' requests meanwhile: when two PEs wait for
  * each other's answers (both in quiet), neither then needs a server thread
  * to wake up. */
 void shoal_tls_await(SSL *ssl, int fd, int serve)
 {
-    if (!shoal_tls.spin_ns || (ssl && L.has_pending(ssl))) return;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!shoal_tls.spin_s || (ssl && L.has_pending(ssl))) return;
+    const double end = shoal_tls_now() + shoal_tls.spin_s;
     for (;;) {
         char byte;
         if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN) return;
         if (serve) shoal_tls_serve(0);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > shoal_tls.spin_ns) return;
+        if (shoal_tls_now() > end) return;
     }
 }
 
