@@ -46,6 +46,9 @@ struct acceptor {
     struct pending p[MAX_PENDING];
     struct shoal_ratelimit rl;
     int joined;
+    int lo, hi;               /* the nodes that may join here */
+    struct oshrun_link *dest; /* dest[node - lo] */
+    int tree;                 /* a tree parent's listener, not node 0's */
 };
 
 static void summary(unsigned n, double window)
@@ -188,12 +191,24 @@ static void refuse_join(struct acceptor *a, struct pending *p, const char *why)
     start_closing(p);
 }
 
-/* The JOIN: version, node rank, node count, PE count. */
+/* A printable "host:port" of at most OSHRUN_ADDR_MAX bytes, or none. */
+static int take_addr(const unsigned char *p, size_t n, char *out)
+{
+    if (n > OSHRUN_ADDR_MAX) return -1;
+    for (size_t k = 0; k < n; k++)
+        if (p[k] <= 0x20 || p[k] >= 0x7f) return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* The JOIN: version, node rank, node count, PE count, then where the node's
+ * children reach it (to node 0 only). */
 static void on_join(struct acceptor *a, struct pending *p)
 {
     struct oshrun_net *net = a->net;
     struct oshrun_frame f;
-    char text[256];
+    char text[256], addr[OSHRUN_ADDR_MAX + 1] = "";
     int r = oshrun_link_fill(&p->link), got = oshrun_link_next(&p->link, &f);
     if (got == 0 && r == 0) return;
     if (got <= 0) {
@@ -201,7 +216,8 @@ static void on_join(struct acceptor *a, struct pending *p)
         drop(p);
         return;
     }
-    if (f.type != OSHRUN_NET_JOIN || f.len != 16) {
+    if (f.type != OSHRUN_NET_JOIN || f.len < 16 || take_addr(f.payload + 16, f.len - 16, addr) != 0 ||
+        (a->tree && f.len != 16)) {
         refuse_join(a, p, "it did not start with a JOIN message");
         return;
     }
@@ -210,19 +226,24 @@ static void on_join(struct acceptor *a, struct pending *p)
     if (version != OSHRUN_NET_VERSION) {
         snprintf(text, sizeof text, "it speaks protocol version %u, this oshrun %u", version, OSHRUN_NET_VERSION);
         refuse_join(a, p, text);
-    } else if (nnodes != (uint32_t)net->nnodes || node == 0 || node >= nnodes) {
-        snprintf(text, sizeof text, "it says it is node %u of %u, but this job has %d nodes (1 to %d may join)", node,
-                 nnodes, net->nnodes, net->nnodes - 1);
+    } else if (nnodes != (uint32_t)net->nnodes || node < (uint32_t)a->lo || node > (uint32_t)a->hi) {
+        snprintf(text, sizeof text, "it says it is node %u of %u, but this job has %d nodes (%d to %d may join %s)",
+                 node, nnodes, net->nnodes, a->lo, a->hi, a->tree ? "this node" : "node 0");
         refuse_join(a, p, text);
-    } else if (net->links[node].fd >= 0) {
-        snprintf(text, sizeof text, "node %u has already joined from %s", node, net->links[node].peer);
+    } else if (a->dest[node - (uint32_t)a->lo].fd >= 0) {
+        snprintf(text, sizeof text, "node %u has already joined from %s", node, a->dest[node - (uint32_t)a->lo].peer);
         refuse_join(a, p, text);
-    } else if (npes == 0 || npes > OSHRUN_MAX_PES) {
+    } else if (npes == 0 || npes > OSHRUN_MAX_PES || (a->tree && npes != (uint32_t)net->counts[node])) {
         refuse_join(a, p, "it has no valid PE count");
+    } else if (!a->tree && !addr[0] != !oshrun_tree_nkids((int)node, net->nnodes)) {
+        refuse_join(a, p, "its JOIN does not say where its children reach it, or says so without children");
     } else {
         p->link.node = (int)node;
-        net->links[node] = p->link;
-        net->counts[node] = (int)npes;
+        a->dest[node - (uint32_t)a->lo] = p->link;
+        if (!a->tree) {
+            net->counts[node] = (int)npes;
+            snprintf(net->addrs[node], sizeof net->addrs[node], "%s", addr);
+        }
         memset(p, 0, sizeof *p);
         p->fd = -1;
         a->joined++;
@@ -301,12 +322,12 @@ static void accept_new(struct acceptor *a, int lfd, double deadline)
     }
 }
 
-static void missing_nodes(const struct oshrun_net *net, char *out, size_t len)
+static void missing_nodes(const struct acceptor *a, char *out, size_t len)
 {
     size_t k = 0;
     out[0] = '\0';
-    for (int n = 1; n < net->nnodes && k + 16 < len; n++)
-        if (net->links[n].fd < 0) k += (size_t)snprintf(out + k, len - k, "%s%d", k ? ", " : "", n);
+    for (int n = a->lo; n <= a->hi && k + 16 < len; n++)
+        if (a->dest[n - a->lo].fd < 0) k += (size_t)snprintf(out + k, len - k, "%s%d", k ? ", " : "", n);
 }
 
 static int gather_nodes(struct acceptor *a, int lfd, double deadline, long limit_s)
@@ -314,14 +335,19 @@ static int gather_nodes(struct acceptor *a, int lfd, double deadline, long limit
     struct oshrun_net *net = a->net;
     struct pollfd pfd[1 + MAX_PENDING];
     struct pending *at[1 + MAX_PENDING];
-    while (a->joined < net->nnodes - 1) {
+    while (a->joined < a->hi - a->lo + 1) {
         double now = oshrun_now(), next = deadline;
         if (now >= deadline) {
             char missing[256];
-            missing_nodes(net, missing, sizeof missing);
+            missing_nodes(a, missing, sizeof missing);
             summary(shoal_ratelimit_flush(&a->rl, now, 1), REFUSE_WINDOW_S);
-            fprintf(stderr, "oshrun: only %d of %d nodes joined at %s within %ld s (missing: node %s); giving up\n",
-                    a->joined + 1, net->nnodes, net->where, limit_s, missing);
+            if (a->tree)
+                fprintf(stderr, "oshrun: only %d of the %d nodes below node %d in the allgather tree joined it at %s "
+                        "within %ld s (missing: node %s); giving up\n", a->joined, a->hi - a->lo + 1, net->node_rank,
+                        net->listen_at, limit_s, missing);
+            else
+                fprintf(stderr, "oshrun: only %d of %d nodes joined at %s within %ld s (missing: node %s); giving up\n",
+                        a->joined + 1, net->nnodes, net->where, limit_s, missing);
             return 1;
         }
         summary(shoal_ratelimit_flush(&a->rl, now, 0), REFUSE_WINDOW_S);
@@ -360,27 +386,32 @@ static int gather_nodes(struct acceptor *a, int lfd, double deadline, long limit
     return 0;
 }
 
-int oshrun_serve_rendezvous(struct oshrun_net *net, const char *host, const char *port, double deadline, long limit_s)
+int oshrun_accept_nodes(struct oshrun_net *net, int lfd, int lo, int hi, struct oshrun_link *dest, int tree,
+                        double deadline, long limit_s)
 {
     struct acceptor *a = calloc(1, sizeof *a);
-    int lfd, st;
+    int st;
     if (!a) {
         fprintf(stderr, "oshrun: out of memory for the rendezvous\n");
         return 1;
     }
-    if ((lfd = oshrun_listen_on(host, port, net->where)) < 0) {
-        free(a);
-        return 1;
-    }
-    a->net = net;
+    *a = (struct acceptor){.net = net, .lo = lo, .hi = hi, .dest = dest, .tree = tree};
     shoal_ratelimit_init(&a->rl, REFUSE_WINDOW_S, REFUSE_BURST);
     for (int i = 0; i < MAX_PENDING; i++) a->p[i].fd = -1;
     st = gather_nodes(a, lfd, deadline, limit_s);
-    close(lfd); /* later connections are refused by the kernel */
     for (int i = 0; i < MAX_PENDING; i++)
         if (a->p[i].stage != ST_FREE) drop(&a->p[i]);
     summary(shoal_ratelimit_flush(&a->rl, oshrun_now(), 1), REFUSE_WINDOW_S);
     free(a);
+    return st;
+}
+
+int oshrun_serve_rendezvous(struct oshrun_net *net, const char *host, const char *port, double deadline, long limit_s)
+{
+    int lfd, st;
+    if ((lfd = oshrun_listen_on(host, port, net->where)) < 0) return 1;
+    st = oshrun_accept_nodes(net, lfd, 1, net->nnodes - 1, net->links + 1, 0, deadline, limit_s);
+    close(lfd); /* later connections are refused by the kernel */
     if (st != 0) return st;
     return oshrun_welcome(net);
 }

@@ -1,14 +1,27 @@
 /* net.h: oshrun across hosts. One oshrun per host; node 0 listens on the
- * rendezvous address, the others connect to it (a star). Every connection
- * carries framed messages over TLS 1.3 (tls.h), or plain TCP when TLS was
+ * rendezvous address, the others connect to it (a star that carries
+ * membership, faults, the end of the job and heartbeats). Allgathers go
+ * through a tree (tree.c): node k's parent is (k-1)/OSHRUN_TREE_FANOUT,
+ * blocks flow up, the result flows down, so no node sends more than
+ * OSHRUN_TREE_FANOUT copies. A node with children listens on the address
+ * it reached node 0 from and tells node 0 in its JOIN; node 0 tells each
+ * node where its parent listens (WELCOME); the child connects there and
+ * sends a JOIN again. Node 0's children use their star link. Every
+ * connection carries framed messages over TLS 1.3 (tls.h), authenticated
+ * with the same job secret or certificates, or plain TCP when TLS was
  * turned off explicitly.
  *
  * Frame: u32 magic "SHNL", u32 type, u32 len, then len payload bytes
  * (little-endian). Messages:
- *   JOIN    node k -> 0  u32 version, u32 node rank, u32 nnodes, u32 PEs here
- *   WELCOME 0 -> all     u32 nnodes, u32 PE count of every node
- *   GATHER  node -> 0    u32 kind, u32 bytes per PE, the node's blobs in rank order
- *   RESULT  0 -> all     u32 kind, every PE's blob in rank order
+ *   JOIN    node k -> 0  u32 version, u32 node rank, u32 nnodes, u32 PEs here,
+ *                        then "host:port" where k's children reach it (when
+ *                        it has any); the same JOIN (no address) to its parent
+ *   WELCOME 0 -> all     u32 nnodes, u32 PE count of every node, then
+ *                        "host:port" of the node's parent (none when it is 0)
+ *   GATHER  child -> parent  u32 kind, u32 bytes per PE, the blobs of the
+ *                        child's subtree in rank order
+ *   RESULT  parent -> child  u32 kind, every PE's blob in rank order
+ *   DONE    also child -> parent (the parent can tell a stuck allgather)
  *   FAULT   any          i32 exit status, one line naming the PE and node
  *   DONE    node k -> 0  every PE of node k finished cleanly
  *   END     0 -> all     every node is done; exit 0
@@ -25,7 +38,9 @@
 #include <openssl/ssl.h>
 
 #define OSHRUN_NET_MAGIC 0x4C4E4853u /* "SHNL" */
-#define OSHRUN_NET_VERSION 2u /* 2: PING */
+#define OSHRUN_NET_VERSION 3u /* 2: PING; 3: the tree */
+#define OSHRUN_TREE_FANOUT 4 /* children per node in the allgather tree */
+#define OSHRUN_ADDR_MAX 95   /* "host:port" in JOIN and WELCOME */
 #define OSHRUN_NET_HEADER 12u
 #define OSHRUN_NET_MAX_FRAME ((64u << 20) + 64u)
 
@@ -61,24 +76,37 @@ struct oshrun_frame {
     const unsigned char *payload; /* points into the link's buffer until the next read */
 };
 
-/* One node's part of the allgather in progress (kept by node 0). */
-struct oshrun_block {
-    int have;
-    uint32_t kind, len; /* len: bytes per PE */
-    unsigned char *data;
+/* The allgather in progress at one node of the tree (tree.c): its own
+ * block and its children's subtrees, placed at their ranks in all. */
+struct oshrun_gather {
+    int active;      /* some block arrived */
+    uint32_t kind, len;
+    int first;       /* node whose block arrived first */
+    int have_self;
+    int kid_have[OSHRUN_TREE_FANOUT];
+    int nin;         /* blocks in: self and children */
+    unsigned char *all; /* len * every PE of the job */
 };
 
 struct oshrun_net {
     int nnodes, node_rank;
     int *counts; /* PEs of every node */
-    /* Node 0: links[k] is node k (links[0] unused). Others: links[0] is node 0. */
+    /* Node 0: links[k] is node k (links[0] unused). Others: links[0] is
+     * node 0, then the parent when it is not node 0, then the children. */
     struct oshrun_link *links;
     int nlinks;
+    int parent;       /* index in links of the tree parent; -1 at node 0 */
+    int kid0, nkids;  /* links[kid0 + i] is child i (node FANOUT*rank+1+i) */
+    int kid_done[OSHRUN_TREE_FANOUT]; /* child i's PEs all finished cleanly */
+    int self_done;    /* this node's PEs all finished */
+    int listen_fd;    /* where the children connect, until they did; -1 */
+    char listen_at[OSHRUN_ADDR_MAX + 1]; /* its "host:port" */
+    char (*addrs)[OSHRUN_ADDR_MAX + 1]; /* node 0: every node's listen_at */
+    char parent_at[OSHRUN_ADDR_MAX + 1]; /* where the parent listens ("" for node 0) */
+    int *base; /* first rank of every node; base[nnodes] is the job size */
     SSL_CTX *ctx;
     char where[160]; /* the rendezvous address, for messages */
-    struct oshrun_block *blocks; /* node 0 */
-    int nblocks;
-    int first_block; /* node whose block arrived first */
+    struct oshrun_gather gather;
     int *done; /* node 0: nodes whose PEs all finished cleanly */
     int ndone;
     int sent_done, ended;
@@ -103,6 +131,38 @@ int oshrun_welcome(struct oshrun_net *net);
 /* accept.c: node 0 waits for every node (concurrent handshakes). */
 int oshrun_serve_rendezvous(struct oshrun_net *net, const char *host, const char *port, double deadline,
                             long limit_s);
+/* accept.c: waits on lfd for nodes lo..hi to connect and JOIN (their
+ * links into dest[node - lo]). tree: they join a tree parent, so each
+ * JOIN must repeat the PE count node 0 announced. 0, or 1 after a line. */
+int oshrun_accept_nodes(struct oshrun_net *net, int lfd, int lo, int hi, struct oshrun_link *dest, int tree,
+                        double deadline, long limit_s);
+/* rendezvous.c: connects to where (a node's "host:port") with TLS,
+ * retrying until deadline; who names the node in messages. 0 with *fd and
+ * *ssl, or 1 after printing the line. */
+int oshrun_connect_node(struct oshrun_net *net, const char *where, const char *who, double deadline, long limit_s,
+                        int *fd, SSL **ssl);
+void oshrun_split_addr(const char *text, char *host, size_t hl, char *port, size_t pl);
+
+/* tree.c: the allgather tree. */
+int oshrun_tree_parent(int node);
+int oshrun_tree_nkids(int node, int nnodes);
+/* After WELCOME: connects to the parent and accepts the children. */
+int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, double deadline, long limit_s);
+struct oshrun_job;
+/* A block of the current allgather: this node's own (node == rank, from
+ * oshrun_net_gather) or a child's subtree (from its GATHER). */
+void oshrun_tree_block(struct oshrun_job *job, int node, uint32_t kind, uint32_t len, const unsigned char *data,
+                       size_t size);
+/* A RESULT from the parent: passed to the children, then to this host's PEs. */
+void oshrun_tree_result(struct oshrun_job *job, const unsigned char *payload, size_t len);
+/* Ends the job when the allgather here can no longer complete. */
+void oshrun_tree_check_stuck(struct oshrun_job *job);
+void oshrun_tree_free(struct oshrun_net *net);
+/* nodes.c, for tree.c: sends a frame (a link that takes nothing for the
+ * liveness limit is lost); ends the job naming a link's bad message. */
+void oshrun_net_send(struct oshrun_job *job, struct oshrun_link *l, uint32_t type, const void *a, size_t alen,
+                     const void *b, size_t blen);
+void oshrun_net_broken(struct oshrun_job *job, struct oshrun_link *l, const char *what);
 
 /* link.c */
 void oshrun_link_init(struct oshrun_link *l, int fd, SSL *ssl, int node, const char *peer);

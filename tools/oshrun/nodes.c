@@ -1,12 +1,13 @@
-/* nodes.c: the job across hosts, once the nodes have met (net.h). Node 0
- * gathers every node's block of an allgather and sends all nodes the whole
- * result; it relays a FAULT from any node to every node; it ends the job
- * (END) when every node reported DONE. A lost connection ends the job:
- * node 0 tells the others, and a node that loses node 0 stops on its own.
- * Liveness: every link carries a PING each ping_every seconds in both
- * directions, and any frame received counts as a sign of life; a link
- * silent for liveness_s seconds (a cut cable, a frozen or vanished host) is
- * lost like a closed one. The timers run from the event loop (job.c). */
+/* nodes.c: the job across hosts, once the nodes have met (net.h). The
+ * allgathers go through the tree (tree.c); node 0 relays a FAULT from any
+ * node to every node and ends the job (END) when every node reported DONE.
+ * A lost connection ends the job: node 0 tells the others, and a node that
+ * loses node 0 stops on its own.
+ * Liveness: every link (star and tree) carries a PING each ping_every
+ * seconds in both directions, and any frame received counts as a sign of
+ * life; a link silent for liveness_s seconds (a cut cable, a frozen or
+ * vanished host) is lost like a closed one. The timers run from the event
+ * loop (job.c). */
 #include "net.h"
 #include "oshrun.h"
 #include "util/config.h"
@@ -23,139 +24,70 @@
 
 static int is_root(const struct oshrun_job *job) { return job->net->node_rank == 0; }
 
+/* The index of l's child in the tree, or -1 when it is no child's link. */
+static int kid_of(const struct oshrun_net *net, const struct oshrun_link *l)
+{
+    int i = (int)(l - net->links) - net->kid0;
+    return i >= 0 && i < net->nkids ? i : -1;
+}
+
+/* A tree link below node 0 may end once the END is on its way: a child
+ * whose PEs finished, or the parent after ours did. Node 0 still watches
+ * both through their star links. */
+static int may_close(const struct oshrun_net *net, const struct oshrun_link *l)
+{
+    int kid = kid_of(net, l);
+    if (net->node_rank == 0 || l == &net->links[0]) return 0;
+    return kid >= 0 ? net->kid_done[kid] : net->sent_done;
+}
+
 static void lost(struct oshrun_job *job, struct oshrun_link *l)
 {
     char peer[sizeof l->peer], why[sizeof l->why];
-    int node = l->node;
+    int node = l->node, quiet = may_close(job->net, l);
     snprintf(peer, sizeof peer, "%s", l->peer);
     snprintf(why, sizeof why, "%s", l->why[0] ? l->why : "connection closed");
     oshrun_link_close(l);
-    if (job->failed || job->net->ended) return;
+    if (job->failed || job->net->ended || quiet) return;
     oshrun_fail(job, 1, -1, "lost node %d (%s): %s", node, peer, why);
 }
 
-static void send_to(struct oshrun_job *job, struct oshrun_link *l, uint32_t type, const void *a, size_t alen,
-                    const void *b, size_t blen)
+void oshrun_net_send(struct oshrun_job *job, struct oshrun_link *l, uint32_t type, const void *a, size_t alen,
+                     const void *b, size_t blen)
 {
     /* A peer that takes nothing for the liveness limit is lost. */
     double until = oshrun_now() + (double)job->net->liveness_s;
     if (l->fd >= 0 && oshrun_link_send(l, type, a, alen, b, blen, until) != 0) lost(job, l);
 }
 
-static void broken(struct oshrun_job *job, struct oshrun_link *l, const char *what)
+void oshrun_net_broken(struct oshrun_job *job, struct oshrun_link *l, const char *what)
 {
     oshrun_fail(job, 1, -1, "node %d (%s) broke the bootstrap protocol: %s", l->node, l->peer, what);
 }
 
+
+/* Faults travel the star: to node 0, which sends them to every node. */
 void oshrun_net_fault(struct oshrun_job *job, int status, const char *what)
 {
     struct oshrun_net *net = job->net;
     unsigned char st[4];
+    int star = is_root(job) ? net->nnodes : 1;
     if (net->relaying) return;
     oshrun_put_u32(st, (uint32_t)status);
-    for (int n = 0; n < net->nlinks; n++) send_to(job, &net->links[n], OSHRUN_NET_FAULT, st, 4, what, strlen(what));
-}
-
-/* Node 0: an allgather some nodes joined cannot end once another node finished. */
-static void check_stuck(struct oshrun_job *job)
-{
-    struct oshrun_net *net = job->net;
-    if (job->failed || net->nblocks == 0) return;
-    for (int n = 0; n < net->nnodes; n++) {
-        if (net->blocks[n].have || !net->done[n]) continue;
-        oshrun_fail(job, 1, -1, "the PEs of node %d are waiting in %s, but those of node %d have finished; the job "
-                    "cannot continue", net->first_block, shoal_wire_gather_name(net->blocks[net->first_block].kind), n);
-        return;
-    }
-}
-
-/* Node 0: every node's block is in; concatenate them in node (= rank) order. */
-static void complete(struct oshrun_job *job)
-{
-    struct oshrun_net *net = job->net;
-    const struct oshrun_block *first = &net->blocks[net->first_block];
-    uint32_t kind = first->kind, len = first->len;
-    size_t total = (size_t)len * (size_t)job->size, at = 0;
-    unsigned char hdr[4], *all;
-    if (total > SHOAL_WIRE_MAX_PAYLOAD) {
-        oshrun_fail(job, 1, -1, "%s of %u bytes per PE is too large for %d PEs", shoal_wire_gather_name(kind), len,
-                    job->size);
-        return;
-    }
-    if (!(all = malloc(total ? total : 1))) {
-        oshrun_fail(job, 1, -1, "out of memory serving %s", shoal_wire_gather_name(kind));
-        return;
-    }
-    for (int n = 0; n < net->nnodes; n++) {
-        size_t part = (size_t)len * (size_t)net->counts[n];
-        if (part) memcpy(all + at, net->blocks[n].data, part);
-        at += part;
-        free(net->blocks[n].data);
-        net->blocks[n] = (struct oshrun_block){0};
-    }
-    net->nblocks = 0;
-    oshrun_put_u32(hdr, kind);
-    for (int n = 1; n < net->nnodes && !job->failed; n++)
-        send_to(job, &net->links[n], OSHRUN_NET_RESULT, hdr, 4, all, total);
-    if (!job->failed) oshrun_answer(job, all, total);
-    free(all);
-}
-
-/* Node 0: node `node`'s block (len bytes per PE, its PEs in rank order). */
-static void on_block(struct oshrun_job *job, int node, uint32_t kind, uint32_t len, const unsigned char *data,
-                     size_t size)
-{
-    struct oshrun_net *net = job->net;
-    struct oshrun_block *b = &net->blocks[node];
-    if (b->have || size != (size_t)len * (size_t)net->counts[node]) {
-        broken(job, &net->links[node], b->have ? "a second allgather before the first was answered"
-                                               : "an allgather block of the wrong size");
-        return;
-    }
-    if (net->nblocks > 0) {
-        const struct oshrun_block *f = &net->blocks[net->first_block];
-        if (f->kind != kind || f->len != len) {
-            oshrun_fail(job, 1, -1, "collective mismatch: the PEs of node %d called %s with %u bytes, but those of "
-                        "node %d called %s with %u bytes", node, shoal_wire_gather_name(kind), len, net->first_block,
-                        shoal_wire_gather_name(f->kind), f->len);
-            return;
-        }
-    } else {
-        net->first_block = node;
-    }
-    if (!(b->data = malloc(size ? size : 1))) {
-        oshrun_fail(job, 1, -1, "out of memory serving %s", shoal_wire_gather_name(kind));
-        return;
-    }
-    if (size) memcpy(b->data, data, size);
-    b->kind = kind;
-    b->len = len;
-    b->have = 1;
-    if (++net->nblocks == net->nnodes)
-        complete(job);
-    else
-        check_stuck(job);
+    for (int n = 0; n < star; n++) oshrun_net_send(job, &net->links[n], OSHRUN_NET_FAULT, st, 4, what, strlen(what));
 }
 
 void oshrun_net_gather(struct oshrun_job *job, uint32_t kind, size_t len, const unsigned char *blobs)
 {
     struct oshrun_net *net = job->net;
-    size_t size = len * (size_t)job->npes;
     job->net_pending = 1;
-    if (is_root(job)) {
-        on_block(job, 0, kind, (uint32_t)len, blobs, size);
-        return;
-    }
-    unsigned char hdr[8];
-    oshrun_put_u32(hdr, kind);
-    oshrun_put_u32(hdr + 4, (uint32_t)len);
-    send_to(job, &net->links[0], OSHRUN_NET_GATHER, hdr, sizeof hdr, blobs, size);
+    oshrun_tree_block(job, net->node_rank, kind, (uint32_t)len, blobs, len * (size_t)job->npes);
 }
 
 static void on_frame(struct oshrun_job *job, struct oshrun_link *l, const struct oshrun_frame *f)
 {
     struct oshrun_net *net = job->net;
-    int root = is_root(job);
+    int root = is_root(job), kid = kid_of(net, l);
     switch (f->type) {
     case OSHRUN_NET_FAULT: {
         char line[1024];
@@ -174,30 +106,35 @@ static void on_frame(struct oshrun_job *job, struct oshrun_link *l, const struct
         return;
     }
     case OSHRUN_NET_GATHER:
-        if (!root || f->len < 8) break;
-        on_block(job, l->node, oshrun_get_u32(f->payload), oshrun_get_u32(f->payload + 4), f->payload + 8, f->len - 8);
+        if (kid < 0 || f->len < 8) break;
+        oshrun_tree_block(job, l->node, oshrun_get_u32(f->payload), oshrun_get_u32(f->payload + 4), f->payload + 8,
+                          f->len - 8);
         return;
     case OSHRUN_NET_RESULT:
-        if (root || f->len < 4 || !job->net_pending) break;
+        if (root || l != &net->links[net->parent] || f->len < 4 || !job->net_pending) break;
         if (f->len - 4 != (size_t)job->gather_len * (size_t)job->size) {
-            broken(job, l, "an allgather result of the wrong size");
+            oshrun_net_broken(job, l, "an allgather result of the wrong size");
             return;
         }
-        oshrun_answer(job, f->payload + 4, f->len - 4);
+        oshrun_tree_result(job, f->payload, f->len);
         return;
     case OSHRUN_NET_DONE:
-        if (!root || net->done[l->node]) break;
-        net->done[l->node] = 1;
-        net->ndone++;
-        check_stuck(job);
+        /* Node 0 counts every node's; a parent marks its child's. */
+        if (root ? net->done[l->node] : kid < 0 || net->kid_done[kid]) break;
+        if (root) {
+            net->done[l->node] = 1;
+            net->ndone++;
+        }
+        if (kid >= 0) net->kid_done[kid] = 1;
+        oshrun_tree_check_stuck(job);
         return;
     case OSHRUN_NET_END:
-        if (root) break;
+        if (root || l != &net->links[0]) break;
         net->ended = 1;
         return;
     case OSHRUN_NET_PING: return; /* its arrival was the point (link.c noted the time) */
     }
-    broken(job, l, "an unexpected message");
+    oshrun_net_broken(job, l, "an unexpected message");
 }
 
 static void serve_link(struct oshrun_job *job, struct oshrun_link *l)
@@ -240,7 +177,7 @@ void oshrun_net_tick(struct oshrun_job *job, double now)
         }
         if (now >= l->next_ping) {
             l->next_ping = now + net->ping_every;
-            send_to(job, l, OSHRUN_NET_PING, NULL, 0, NULL, 0);
+            oshrun_net_send(job, l, OSHRUN_NET_PING, NULL, 0, NULL, 0);
         }
     }
 }
@@ -262,22 +199,27 @@ int oshrun_net_finished(struct oshrun_job *job)
 {
     struct oshrun_net *net = job->net;
     if (job->failed) return 1;
+    if (!net->self_done) {
+        net->self_done = 1;
+        oshrun_tree_check_stuck(job);
+        if (job->failed) return 1;
+    }
     if (!is_root(job)) {
         if (!net->sent_done) {
             net->sent_done = 1;
-            send_to(job, &net->links[0], OSHRUN_NET_DONE, NULL, 0, NULL, 0);
+            oshrun_net_send(job, &net->links[0], OSHRUN_NET_DONE, NULL, 0, NULL, 0);
+            if (net->parent > 0) oshrun_net_send(job, &net->links[net->parent], OSHRUN_NET_DONE, NULL, 0, NULL, 0);
         }
         return net->ended || job->failed;
     }
     if (!net->done[0]) {
         net->done[0] = 1;
         net->ndone++;
-        check_stuck(job);
     }
     if (job->failed) return 1;
     if (net->ndone < net->nnodes) return 0;
     net->ended = 1;
-    for (int n = 1; n < net->nnodes; n++) send_to(job, &net->links[n], OSHRUN_NET_END, NULL, 0, NULL, 0);
+    for (int n = 1; n < net->nnodes; n++) oshrun_net_send(job, &net->links[n], OSHRUN_NET_END, NULL, 0, NULL, 0);
     return 1;
 }
 
@@ -307,8 +249,7 @@ int oshrun_net_open(struct oshrun_job *job)
     st = oshrun_rendezvous(opt, net, oshrun_now() + limit);
     if (st == 0 && net->node_rank == 0) {
         net->done = calloc((size_t)net->nnodes, sizeof *net->done);
-        net->blocks = calloc((size_t)net->nnodes, sizeof *net->blocks);
-        if (!net->done || !net->blocks) st = 1;
+        if (!net->done) st = 1;
     }
     if (st != 0) {
         oshrun_net_free(net);

@@ -29,7 +29,7 @@
 static double earlier(double a, double b) { return a < b ? a : b; }
 
 /* "HOST:PORT" and "[V6]:PORT" into host and port. */
-static void split(const char *text, char *host, size_t hl, char *port, size_t pl)
+void oshrun_split_addr(const char *text, char *host, size_t hl, char *port, size_t pl)
 {
     const char *colon = strrchr(text, ':');
     size_t n = (size_t)(colon - text);
@@ -102,13 +102,16 @@ int oshrun_listen_on(const char *host, const char *port, const char *where)
 int oshrun_welcome(struct oshrun_net *net)
 {
     size_t len = 4 + 4 * (size_t)net->nnodes;
-    unsigned char *w = malloc(len);
+    unsigned char *w = malloc(len + OSHRUN_ADDR_MAX);
     if (!w) return 1;
     oshrun_put_u32(w, (uint32_t)net->nnodes);
     for (int n = 0; n < net->nnodes; n++) oshrun_put_u32(w + 4 + 4 * (size_t)n, (uint32_t)net->counts[n]);
     for (int n = 1; n < net->nnodes; n++) {
         struct oshrun_link *l = &net->links[n];
-        if (oshrun_link_send(l, OSHRUN_NET_WELCOME, w, len, NULL, 0, oshrun_now() + STEP_S) != 0) {
+        const char *parent_at = net->addrs[oshrun_tree_parent(n)]; /* "" for node 0 */
+        size_t alen = strlen(parent_at);
+        memcpy(w + len, parent_at, alen);
+        if (oshrun_link_send(l, OSHRUN_NET_WELCOME, w, len + alen, NULL, 0, oshrun_now() + STEP_S) != 0) {
             fprintf(stderr, "oshrun: lost node %d (%s) before the job started: %s\n", n, l->peer, l->why);
             free(w);
             return 1;
@@ -155,27 +158,26 @@ static int connect_once(const char *host, const char *port, double deadline, cha
     return fd;
 }
 
-/* The line for a handshake node 0 refused (or we refused node 0's). */
-static void say_refused(const struct oshrun_net *net, const char *reason)
+/* The line for a handshake node `who` refused (or we refused its). */
+static void say_refused(const char *where, const char *who, const char *reason)
 {
     if (!oshrun_tls_x509())
-        fprintf(stderr, "oshrun: node 0 at %s refused this node's job secret (TLS: %s): SHMEM_BOOTSTRAP_SECRET_FILE "
-                "must hold the same secret on every node\n", net->where, reason);
+        fprintf(stderr, "oshrun: %s at %s refused this node's job secret (TLS: %s): SHMEM_BOOTSTRAP_SECRET_FILE "
+                "must hold the same secret on every node\n", who, where, reason);
     else if (strstr(reason, "certificate verify failed"))
-        fprintf(stderr, "oshrun: this node does not accept the certificate of node 0 at %s (TLS: %s): both must "
-                "chain to SHMEM_BOOTSTRAP_TLS_CA\n", net->where, reason);
+        fprintf(stderr, "oshrun: this node does not accept the certificate of %s at %s (TLS: %s): both must "
+                "chain to SHMEM_BOOTSTRAP_TLS_CA\n", who, where, reason);
     else
-        fprintf(stderr, "oshrun: node 0 at %s refused this node's certificate (TLS: %s): is it signed by the CA node 0 "
-                "trusts (SHMEM_BOOTSTRAP_TLS_CA)?\n", net->where, reason);
+        fprintf(stderr, "oshrun: %s at %s refused this node's certificate (TLS: %s): is it signed by the CA %s "
+                "trusts (SHMEM_BOOTSTRAP_TLS_CA)?\n", who, where, reason, who);
 }
 
-/* Connects and shakes hands, retrying until deadline. 0 with *fd and
- * *ssl, or 1 after printing the line. */
-static int connect_tls(struct oshrun_net *net, const char *host, const char *port, double deadline, long limit_s,
-                       int *out_fd, SSL **out_ssl)
+int oshrun_connect_node(struct oshrun_net *net, const char *where, const char *who, double deadline, long limit_s,
+                        int *out_fd, SSL **out_ssl)
 {
-    char err[256] = "no address", reason[256] = "";
+    char err[256] = "no address", reason[256] = "", host[256], port[16];
     int timeouts = 0, closes = 0;
+    oshrun_split_addr(where, host, sizeof host, port, sizeof port);
     for (;;) {
         int fd = connect_once(host, port, deadline, err, sizeof err);
         if (fd >= 0) {
@@ -189,18 +191,18 @@ static int connect_tls(struct oshrun_net *net, const char *host, const char *por
             }
             close(fd);
             if (res == OSHRUN_TLS_REFUSED) {
-                say_refused(net, reason);
+                say_refused(where, who, reason);
                 return 1;
             }
             if (res == OSHRUN_TLS_PLAINTEXT) {
-                fprintf(stderr, "oshrun: TLS mismatch with node 0 at %s: it answered in plaintext, so TLS is off there "
+                fprintf(stderr, "oshrun: TLS mismatch with %s at %s: it answered in plaintext, so TLS is off there "
                         "(SHMEM_BOOTSTRAP_TLS=0) but on here; set the same SHMEM_BOOTSTRAP_TLS on every node\n",
-                        net->where);
+                        who, where);
                 return 1;
             }
             if (res == OSHRUN_TLS_NOT_TLS) {
-                fprintf(stderr, "oshrun: node 0 at %s answered with something that is neither TLS nor oshrun: is "
-                        "--rendezvous the right address?\n", net->where);
+                fprintf(stderr, "oshrun: %s at %s answered with something that is neither TLS nor oshrun: is "
+                        "--rendezvous the right address?\n", who, where);
                 return 1;
             }
             timeouts += res == OSHRUN_TLS_TIMEOUT;
@@ -210,12 +212,38 @@ static int connect_tls(struct oshrun_net *net, const char *host, const char *por
         poll(NULL, 0, RETRY_MS);
     }
     if (timeouts || closes)
-        fprintf(stderr, "oshrun: no TLS handshake with node 0 at %s completed within %ld s (%d timed out, %d closed "
-                "by node 0; last: %s): is node 0 overloaded, or not an oshrun of this job?\n", net->where, limit_s,
-                timeouts, closes, reason);
+        fprintf(stderr, "oshrun: no TLS handshake with %s at %s completed within %ld s (%d timed out, %d closed "
+                "by %s; last: %s): is %s overloaded, or not an oshrun of this job?\n", who, where, limit_s,
+                timeouts, closes, who, reason, who);
     else
-        fprintf(stderr, "oshrun: cannot reach node 0 at %s within %ld s: %s\n", net->where, limit_s, err);
+        fprintf(stderr, "oshrun: cannot reach %s at %s within %ld s: %s\n", who, where, limit_s, err);
     return 1;
+}
+
+/* A node with children listens on the address it reached node 0 from (the
+ * interface of the job's network), on a port the kernel picks. */
+static int listen_for_kids(struct oshrun_net *net)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "", at[OSHRUN_ADDR_MAX + 1];
+    const struct sockaddr_in *in = (const void *)&ss;
+    const struct sockaddr_in6 *in6 = (const void *)&ss;
+    if (getsockname(net->links[0].fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        !inet_ntop(ss.ss_family, ss.ss_family == AF_INET6 ? (const void *)&in6->sin6_addr : (const void *)&in->sin_addr,
+                   host, sizeof host)) {
+        fprintf(stderr, "oshrun: cannot tell this node's address toward node 0: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(at, sizeof at, "%s:0", host);
+    if ((net->listen_fd = oshrun_listen_on(host, "0", at)) < 0) return 1;
+    sl = sizeof ss;
+    if (getsockname(net->listen_fd, (struct sockaddr *)&ss, &sl) != 0) {
+        fprintf(stderr, "oshrun: cannot tell the port of the allgather tree's listener: %s\n", strerror(errno));
+        return 1;
+    }
+    oshrun_peer_name(&ss, net->listen_at, sizeof net->listen_at);
+    return 0;
 }
 
 static int join(const struct oshrun_options *opt, struct oshrun_net *net, const char *host, const char *port,
@@ -225,15 +253,18 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
     struct oshrun_frame f;
     SSL *ssl = NULL;
     int fd;
-    if (connect_tls(net, host, port, deadline, limit_s, &fd, &ssl) != 0) return 1;
+    (void)host;
+    (void)port;
+    if (oshrun_connect_node(net, net->where, "node 0", deadline, limit_s, &fd, &ssl) != 0) return 1;
     oshrun_link_init(l, fd, ssl, 0, net->where);
+    if (oshrun_tree_nkids(net->node_rank, net->nnodes) && listen_for_kids(net) != 0) return 1;
     unsigned char j[16];
     oshrun_put_u32(j, OSHRUN_NET_VERSION);
     oshrun_put_u32(j + 4, (uint32_t)net->node_rank);
     oshrun_put_u32(j + 8, (uint32_t)net->nnodes);
     oshrun_put_u32(j + 12, (uint32_t)opt->npes);
     int r = -1;
-    if (oshrun_link_send(l, OSHRUN_NET_JOIN, j, sizeof j, NULL, 0, deadline) == 0)
+    if (oshrun_link_send(l, OSHRUN_NET_JOIN, j, sizeof j, net->listen_at, strlen(net->listen_at), deadline) == 0)
         r = oshrun_link_wait(l, &f, deadline);
     if (r == 0) {
         fprintf(stderr, "oshrun: node 0 at %s did not start the job within %ld s (are all %d nodes started?)\n",
@@ -243,9 +274,9 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
     if (r < 0) {
         /* In TLS 1.3 the server judges our certificate after our side finished. */
         if (l->tls_failed)
-            say_refused(net, l->why + strlen("TLS error: "));
+            say_refused(net->where, "node 0", l->why + strlen("TLS error: "));
         else if (net->ctx && strcmp(l->why, strerror(ECONNRESET)) == 0)
-            say_refused(net, "node 0 reset the connection");
+            say_refused(net->where, "node 0", "node 0 reset the connection");
         else
             fprintf(stderr, "oshrun: lost node 0 (%s) before the job started: %s\n", net->where, l->why);
         return 1;
@@ -255,7 +286,9 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
                 f.payload + 4);
         return 1;
     }
-    if (f.type != OSHRUN_NET_WELCOME || f.len != 4 + 4 * (uint32_t)net->nnodes ||
+    size_t counts_len = 4 + 4 * (size_t)net->nnodes, alen = f.len - counts_len;
+    int parent = oshrun_tree_parent(net->node_rank);
+    if (f.type != OSHRUN_NET_WELCOME || f.len < counts_len || alen > OSHRUN_ADDR_MAX || !alen != !parent ||
         oshrun_get_u32(f.payload) != (uint32_t)net->nnodes) {
         fprintf(stderr, "oshrun: node 0 at %s sent an unexpected reply to JOIN\n", net->where);
         return 1;
@@ -268,6 +301,8 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
         }
         net->counts[n] = (int)c;
     }
+    memcpy(net->parent_at, f.payload + counts_len, alen);
+    net->parent_at[alen] = '\0';
     return 0;
 }
 
@@ -277,32 +312,37 @@ int oshrun_rendezvous(const struct oshrun_options *opt, struct oshrun_net *net, 
     long limit_s = (long)(deadline - oshrun_now() + 0.5);
     net->nnodes = opt->nnodes;
     net->node_rank = opt->node_rank;
-    net->nlinks = opt->node_rank == 0 ? opt->nnodes : 1;
+    /* Node 0: every node. Others: node 0, the parent, the children. */
+    net->nlinks = opt->node_rank == 0 ? opt->nnodes : 2 + OSHRUN_TREE_FANOUT;
+    net->listen_fd = -1;
     snprintf(net->where, sizeof net->where, "%s", opt->rendezvous);
-    split(opt->rendezvous, host, sizeof host, port, sizeof port);
+    oshrun_split_addr(opt->rendezvous, host, sizeof host, port, sizeof port);
     net->counts = calloc((size_t)opt->nnodes, sizeof *net->counts);
     net->links = calloc((size_t)net->nlinks, sizeof *net->links);
-    if (!net->counts || !net->links) {
+    if (opt->node_rank == 0) net->addrs = calloc((size_t)opt->nnodes, sizeof *net->addrs);
+    if (!net->counts || !net->links || (opt->node_rank == 0 && !net->addrs)) {
         fprintf(stderr, "oshrun: out of memory for %d nodes\n", opt->nnodes);
         return 1;
     }
     for (int n = 0; n < net->nlinks; n++) oshrun_link_init(&net->links[n], -1, NULL, n, NULL);
     net->counts[opt->node_rank] = opt->npes;
-    if (oshrun_tls_setup(opt->node_rank == 0, net->where, &net->ctx, err, sizeof err) != 0) {
+    if (oshrun_tls_setup(net->where, &net->ctx, err, sizeof err) != 0) {
         fprintf(stderr, "oshrun: %s\n", err);
         return 1;
     }
-    if (opt->node_rank == 0) return oshrun_serve_rendezvous(net, host, port, deadline, limit_s);
-    return join(opt, net, host, port, deadline, limit_s);
+    int st = opt->node_rank == 0 ? oshrun_serve_rendezvous(net, host, port, deadline, limit_s)
+                                 : join(opt, net, host, port, deadline, limit_s);
+    return st != 0 ? st : oshrun_tree_open(opt, net, deadline, limit_s);
 }
 
 void oshrun_net_free(struct oshrun_net *net)
 {
     for (int n = 0; n < net->nlinks && net->links; n++) oshrun_link_close(&net->links[n]);
-    for (int n = 0; n < net->nnodes && net->blocks; n++) free(net->blocks[n].data);
+    if (net->listen_fd >= 0) close(net->listen_fd);
+    oshrun_tree_free(net);
     free(net->links);
     free(net->counts);
-    free(net->blocks);
+    free(net->addrs);
     free(net->done);
     SSL_CTX_free(net->ctx);
     memset(net, 0, sizeof *net);

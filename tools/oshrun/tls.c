@@ -157,7 +157,7 @@ static int ssl_fail(SSL_CTX *ctx, const char *what, const char *path, char *err,
     return -1;
 }
 
-int oshrun_tls_setup(int server, const char *where, SSL_CTX **out, char *err, size_t errlen)
+int oshrun_tls_setup(const char *where, SSL_CTX **out, char *err, size_t errlen)
 {
     struct shoal_config cfg;
     SSL_CTX *ctx;
@@ -193,19 +193,19 @@ int oshrun_tls_setup(int server, const char *where, SSL_CTX **out, char *err, si
     }
     if (!x509 && load_secret(secret, err, errlen) != 0) return -1;
     using_x509 = x509;
-    ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+    /* A node of the allgather tree connects to its parent and accepts its
+     * children with the same context: it serves both roles. */
+    ctx = SSL_CTX_new(TLS_method());
     if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) ||
         !SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION))
         return ssl_fail(ctx, "cannot set up TLS 1.3", NULL, err, errlen);
     SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    if (server) SSL_CTX_set_num_tickets(ctx, 0); /* no resumption: every join authenticates afresh */
+    SSL_CTX_set_num_tickets(ctx, 0); /* no resumption: every join authenticates afresh */
     if (!x509) {
         if (!SSL_CTX_set_ciphersuites(ctx, "TLS_AES_256_GCM_SHA384"))
             return ssl_fail(ctx, "cannot select TLS_AES_256_GCM_SHA384", NULL, err, errlen);
-        if (server)
-            SSL_CTX_set_psk_find_session_callback(ctx, find_psk);
-        else
-            SSL_CTX_set_psk_use_session_callback(ctx, use_psk);
+        SSL_CTX_set_psk_find_session_callback(ctx, find_psk);
+        SSL_CTX_set_psk_use_session_callback(ctx, use_psk);
     } else {
         char proc[64];
         int fd, ok;

@@ -9,10 +9,10 @@
 
 #include <openssl/ssl.h>
 
-/* Reads the SHMEM_BOOTSTRAP_* settings and builds the context for one
- * side. *ctx is NULL when TLS is off (after the warning is printed, naming
+/* Reads the SHMEM_BOOTSTRAP_* settings and builds the context, for both
+ * sides (a tree node connects and accepts). *ctx is NULL when TLS is off (after the warning is printed, naming
  * where). Returns 0, or -1 with one line (no "oshrun: ") in err. */
-int oshrun_tls_setup(int server, const char *where, SSL_CTX **ctx, char *err, size_t errlen);
+int oshrun_tls_setup(const char *where, SSL_CTX **ctx, char *err, size_t errlen);
 
 /* What the first bytes of a bootstrap stream are: a TLS record, an oshrun
  * frame in plaintext ("SHNL"), something else, or too few bytes yet. Lets
