@@ -101,12 +101,12 @@ hosts_spawn() {
     HOSTS_PID=$!
 }
 
-# hosts_up H: creates H hosts (1..8) on one bridge. On failure: tears down
+# hosts_up H: creates H hosts (1..32) on one bridge. On failure: tears down
 # what exists and exits 77 when the kernel or tools refuse (not a Shoal
 # failure), with one line saying which step failed.
 hosts_up() {
     local h=$1 i ns sw err
-    case $h in [1-8]) ;; *) echo "hosts_up: 1 to 8 hosts, not '$h'" >&2; exit 1 ;; esac
+    case $h in [1-9] | [12][0-9] | 3[0-2]) ;; *) echo "hosts_up: 1 to 32 hosts, not '$h'" >&2; exit 1 ;; esac
     HOSTS_PREFIX="shoal-$$-$RANDOM"
     HOSTS_SUBNET="10.$((100 + $$ % 100)).$(($$ / 100 % 250))"
     HOSTS_N=$h
