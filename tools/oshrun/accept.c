@@ -202,7 +202,7 @@ static int take_addr(const unsigned char *p, size_t n, char *out)
     return 0;
 }
 
-/* The JOIN: version, node rank, node count, PE count, then where the node's
+/* The JOIN: version, node rank, node count, PE count, fan-out, then where the node's
  * children reach it (to node 0 only). */
 static void on_join(struct acceptor *a, struct pending *p)
 {
@@ -216,13 +216,14 @@ static void on_join(struct acceptor *a, struct pending *p)
         drop(p);
         return;
     }
-    if (f.type != OSHRUN_NET_JOIN || f.len < 16 || take_addr(f.payload + 16, f.len - 16, addr) != 0 ||
-        (a->tree && f.len != 16)) {
+    if (f.type != OSHRUN_NET_JOIN || f.len < 20 || take_addr(f.payload + 20, f.len - 20, addr) != 0 ||
+        (a->tree && f.len != 20)) {
         refuse_join(a, p, "it did not start with a JOIN message");
         return;
     }
     uint32_t version = oshrun_get_u32(f.payload), node = oshrun_get_u32(f.payload + 4);
     uint32_t nnodes = oshrun_get_u32(f.payload + 8), npes = oshrun_get_u32(f.payload + 12);
+    uint32_t fanout = oshrun_get_u32(f.payload + 16);
     if (version != OSHRUN_NET_VERSION) {
         snprintf(text, sizeof text, "it speaks protocol version %u, this oshrun %u", version, OSHRUN_NET_VERSION);
         refuse_join(a, p, text);
@@ -230,12 +231,16 @@ static void on_join(struct acceptor *a, struct pending *p)
         snprintf(text, sizeof text, "it says it is node %u of %u, but this job has %d nodes (%d to %d may join %s)",
                  node, nnodes, net->nnodes, a->lo, a->hi, a->tree ? "this node" : "node 0");
         refuse_join(a, p, text);
+    } else if (fanout != (uint32_t)net->fanout) {
+        snprintf(text, sizeof text, "--tree-fanout differs: %u on node %u, %d on node %d; give every node the same",
+                 fanout, node, net->fanout, net->node_rank);
+        refuse_join(a, p, text);
     } else if (a->dest[node - (uint32_t)a->lo].fd >= 0) {
         snprintf(text, sizeof text, "node %u has already joined from %s", node, a->dest[node - (uint32_t)a->lo].peer);
         refuse_join(a, p, text);
     } else if (npes == 0 || npes > OSHRUN_MAX_PES || (a->tree && npes != (uint32_t)net->counts[node])) {
         refuse_join(a, p, "it has no valid PE count");
-    } else if (!a->tree && !addr[0] != !oshrun_tree_nkids((int)node, net->nnodes)) {
+    } else if (!a->tree && !addr[0] != !oshrun_tree_nkids((int)node, net->nnodes, net->fanout)) {
         refuse_join(a, p, "its JOIN does not say where its children reach it, or says so without children");
     } else {
         p->link.node = (int)node;

@@ -131,6 +131,16 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
             opt->rendezvous = value;
             continue;
         }
+        if (option_value(arg, "--tree-fanout", &i, argc, argv, &value)) {
+            long v;
+            if (parse_positive(value, OSHRUN_MAX_FANOUT, &v)) {
+                snprintf(err, errlen, "--tree-fanout needs a number of children per node from 1 to %d",
+                         OSHRUN_MAX_FANOUT);
+                return fail(err, errlen);
+            }
+            opt->tree_fanout = (int)v;
+            continue;
+        }
         snprintf(err, errlen, "unknown option '%s'", arg);
         return fail(err, errlen);
     }

@@ -8,6 +8,8 @@
 #define OSHRUN_MAX_PES 4096
 #define OSHRUN_MAX_NODES 4096
 #define OSHRUN_MAX_TIMEOUT 31536000L /* one year, in seconds */
+#define OSHRUN_TREE_FANOUT 4 /* children per node in the allgather tree, unless --tree-fanout */
+#define OSHRUN_MAX_FANOUT 64
 
 struct oshrun_options {
     int npes;
@@ -19,6 +21,7 @@ struct oshrun_options {
     int nnodes;          /* 0: not given (one host) */
     int node_rank;       /* -1: not given */
     const char *rendezvous;
+    int tree_fanout; /* children per node in the allgather tree; 0: not given */
 };
 
 enum oshrun_parse {

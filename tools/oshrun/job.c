@@ -268,7 +268,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         }
     }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
-    pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_TREE_FANOUT, sizeof *pfd);
+    pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
     if (!job.pes || !pfd) {
         fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
         free(job.pes);

@@ -24,6 +24,9 @@ static void usage(FILE *f)
             "  --rendezvous HOST:PORT address node 0 listens on and the others connect to\n"
             "                         (within --timeout, else 60 s); TLS 1.3, see\n"
             "                         SHMEM_BOOTSTRAP_SECRET_FILE in docs/bootstrap.md\n"
+            "  --tree-fanout K        children per node in the tree that carries the\n"
+            "                         start-up allgathers (1 to %d, default %d; the same on\n"
+            "                         every node)\n"
             "  --make-secret FILE     write a new random job secret to FILE (mode 0600)\n"
             "  --tag-output           prefix each line of output with \"[PE n] \"\n"
             "  -h, --help             show this help and exit\n"
@@ -34,7 +37,7 @@ static void usage(FILE *f)
             "it cannot be executed, 2 for bad arguments. When a PE fails, or exits without\n"
             "calling shmem_finalize, the others are stopped within a second.\n"
             "Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to the PEs.\n",
-            OSHRUN_MAX_PES);
+            OSHRUN_MAX_PES, OSHRUN_MAX_FANOUT, OSHRUN_TREE_FANOUT);
 }
 
 int main(int argc, char *argv[])

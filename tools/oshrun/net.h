@@ -1,9 +1,9 @@
 /* net.h: oshrun across hosts. One oshrun per host; node 0 listens on the
  * rendezvous address, the others connect to it (a star that carries
  * membership, faults, the end of the job and heartbeats). Allgathers go
- * through a tree (tree.c): node k's parent is (k-1)/OSHRUN_TREE_FANOUT,
+ * through a tree (tree.c): node k's parent is (k-1)/F (F: --tree-fanout),
  * blocks flow up, the result flows down, so no node sends more than
- * OSHRUN_TREE_FANOUT copies. A node with children listens on the address
+ * F copies. A node with children listens on the address
  * it reached node 0 from and tells node 0 in its JOIN; node 0 tells each
  * node where its parent listens (WELCOME); the child connects there and
  * sends a JOIN again. Node 0's children use their star link. Every
@@ -14,7 +14,7 @@
  * Frame: u32 magic "SHNL", u32 type, u32 len, then len payload bytes
  * (little-endian). Messages:
  *   JOIN    node k -> 0  u32 version, u32 node rank, u32 nnodes, u32 PEs here,
- *                        then "host:port" where k's children reach it (when
+ *                        u32 tree fan-out, then "host:port" where k's children reach it (when
  *                        it has any); the same JOIN (no address) to its parent
  *   WELCOME 0 -> all     u32 nnodes, u32 PE count of every node, then
  *                        "host:port" of the node's parent (none when it is 0)
@@ -37,9 +37,10 @@
 
 #include <openssl/ssl.h>
 
+#include "args.h"
+
 #define OSHRUN_NET_MAGIC 0x4C4E4853u /* "SHNL" */
 #define OSHRUN_NET_VERSION 3u /* 2: PING; 3: the tree */
-#define OSHRUN_TREE_FANOUT 4 /* children per node in the allgather tree */
 #define OSHRUN_ADDR_MAX 95   /* "host:port" in JOIN and WELCOME */
 #define OSHRUN_NET_HEADER 12u
 #define OSHRUN_NET_MAX_FRAME ((64u << 20) + 64u)
@@ -83,7 +84,7 @@ struct oshrun_gather {
     uint32_t kind, len;
     int first;       /* node whose block arrived first */
     int have_self;
-    int kid_have[OSHRUN_TREE_FANOUT];
+    int kid_have[OSHRUN_MAX_FANOUT];
     int nin;         /* blocks in: self and children */
     unsigned char *all; /* len * every PE of the job */
 };
@@ -96,8 +97,9 @@ struct oshrun_net {
     struct oshrun_link *links;
     int nlinks;
     int parent;       /* index in links of the tree parent; -1 at node 0 */
-    int kid0, nkids;  /* links[kid0 + i] is child i (node FANOUT*rank+1+i) */
-    int kid_done[OSHRUN_TREE_FANOUT]; /* child i's PEs all finished cleanly */
+    int fanout;       /* of the tree: every node's --tree-fanout (checked in JOIN) */
+    int kid0, nkids;  /* links[kid0 + i] is child i (node fanout*rank+1+i) */
+    int kid_done[OSHRUN_MAX_FANOUT]; /* child i's PEs all finished cleanly */
     int self_done;    /* this node's PEs all finished */
     int listen_fd;    /* where the children connect, until they did; -1 */
     char listen_at[OSHRUN_ADDR_MAX + 1]; /* its "host:port" */
@@ -144,8 +146,8 @@ int oshrun_connect_node(struct oshrun_net *net, const char *where, const char *w
 void oshrun_split_addr(const char *text, char *host, size_t hl, char *port, size_t pl);
 
 /* tree.c: the allgather tree. */
-int oshrun_tree_parent(int node);
-int oshrun_tree_nkids(int node, int nnodes);
+int oshrun_tree_parent(int node, int fanout);
+int oshrun_tree_nkids(int node, int nnodes, int fanout);
 /* After WELCOME: connects to the parent and accepts the children. */
 int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, double deadline, long limit_s);
 struct oshrun_job;

@@ -108,7 +108,7 @@ int oshrun_welcome(struct oshrun_net *net)
     for (int n = 0; n < net->nnodes; n++) oshrun_put_u32(w + 4 + 4 * (size_t)n, (uint32_t)net->counts[n]);
     for (int n = 1; n < net->nnodes; n++) {
         struct oshrun_link *l = &net->links[n];
-        const char *parent_at = net->addrs[oshrun_tree_parent(n)]; /* "" for node 0 */
+        const char *parent_at = net->addrs[oshrun_tree_parent(n, net->fanout)]; /* "" for node 0 */
         size_t alen = strlen(parent_at);
         memcpy(w + len, parent_at, alen);
         if (oshrun_link_send(l, OSHRUN_NET_WELCOME, w, len + alen, NULL, 0, oshrun_now() + STEP_S) != 0) {
@@ -257,12 +257,13 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
     (void)port;
     if (oshrun_connect_node(net, net->where, "node 0", deadline, limit_s, &fd, &ssl) != 0) return 1;
     oshrun_link_init(l, fd, ssl, 0, net->where);
-    if (oshrun_tree_nkids(net->node_rank, net->nnodes) && listen_for_kids(net) != 0) return 1;
-    unsigned char j[16];
+    if (oshrun_tree_nkids(net->node_rank, net->nnodes, net->fanout) && listen_for_kids(net) != 0) return 1;
+    unsigned char j[20];
     oshrun_put_u32(j, OSHRUN_NET_VERSION);
     oshrun_put_u32(j + 4, (uint32_t)net->node_rank);
     oshrun_put_u32(j + 8, (uint32_t)net->nnodes);
     oshrun_put_u32(j + 12, (uint32_t)opt->npes);
+    oshrun_put_u32(j + 16, (uint32_t)net->fanout);
     int r = -1;
     if (oshrun_link_send(l, OSHRUN_NET_JOIN, j, sizeof j, net->listen_at, strlen(net->listen_at), deadline) == 0)
         r = oshrun_link_wait(l, &f, deadline);
@@ -287,7 +288,7 @@ static int join(const struct oshrun_options *opt, struct oshrun_net *net, const 
         return 1;
     }
     size_t counts_len = 4 + 4 * (size_t)net->nnodes, alen = f.len - counts_len;
-    int parent = oshrun_tree_parent(net->node_rank);
+    int parent = oshrun_tree_parent(net->node_rank, net->fanout);
     if (f.type != OSHRUN_NET_WELCOME || f.len < counts_len || alen > OSHRUN_ADDR_MAX || !alen != !parent ||
         oshrun_get_u32(f.payload) != (uint32_t)net->nnodes) {
         fprintf(stderr, "oshrun: node 0 at %s sent an unexpected reply to JOIN\n", net->where);
@@ -313,7 +314,8 @@ int oshrun_rendezvous(const struct oshrun_options *opt, struct oshrun_net *net, 
     net->nnodes = opt->nnodes;
     net->node_rank = opt->node_rank;
     /* Node 0: every node. Others: node 0, the parent, the children. */
-    net->nlinks = opt->node_rank == 0 ? opt->nnodes : 2 + OSHRUN_TREE_FANOUT;
+    net->fanout = opt->tree_fanout ? opt->tree_fanout : OSHRUN_TREE_FANOUT;
+    net->nlinks = opt->node_rank == 0 ? opt->nnodes : 2 + net->fanout;
     net->listen_fd = -1;
     snprintf(net->where, sizeof net->where, "%s", opt->rendezvous);
     oshrun_split_addr(opt->rendezvous, host, sizeof host, port, sizeof port);

@@ -1,12 +1,12 @@
 /* tree.c: the allgather tree over the nodes (net.h). Node k's children are
- * FANOUT*k+1 .. FANOUT*k+FANOUT: numbered breadth first, so at each depth
+ * F*k+1 .. F*k+F (F: --tree-fanout, default 4): numbered breadth first, so at each depth
  * the nodes of a subtree are one range, and their PEs one range of ranks.
  * Blocks climb: a node waits for its own PEs' block and every child's
  * subtree, then sends them all to its parent in one GATHER; node 0 ends
  * up with every block and the RESULT descends the same links. So a node
- * sends at most FANOUT copies of a result (node 0 used to send one per
+ * sends at most F copies of a result (node 0 used to send one per
  * node), and an allgather takes 2 * depth messages in a row, depth being
- * log_FANOUT(nodes). A node whose PEs finished, or a child whose PEs did,
+ * log_F(nodes). A node whose PEs finished, or a child whose PEs did,
  * while an allgather waits here means the allgather cannot end: the node
  * that sees it ends the job, since only it can tell. */
 #include "net.h"
@@ -17,15 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FANOUT OSHRUN_TREE_FANOUT
+int oshrun_tree_parent(int node, int fanout) { return node > 0 ? (node - 1) / fanout : -1; }
 
-int oshrun_tree_parent(int node) { return node > 0 ? (node - 1) / FANOUT : -1; }
-
-int oshrun_tree_nkids(int node, int nnodes)
+int oshrun_tree_nkids(int node, int nnodes, int fanout)
 {
-    long first = (long)FANOUT * node + 1;
+    long first = (long)fanout * node + 1;
     if (first >= nnodes) return 0;
-    return nnodes - first < FANOUT ? (int)(nnodes - first) : FANOUT;
+    return nnodes - first < fanout ? (int)(nnodes - first) : fanout;
 }
 
 /* Calls fn for each range of ranks (first, count) of node's subtree, in
@@ -33,7 +31,7 @@ int oshrun_tree_nkids(int node, int nnodes)
 static size_t subtree(const struct oshrun_net *net, int node, void (*fn)(void *, size_t, size_t), void *arg)
 {
     size_t pes = 0;
-    for (long lo = node, hi = node; lo < net->nnodes; lo = FANOUT * lo + 1, hi = FANOUT * hi + FANOUT) {
+    for (long lo = node, hi = node; lo < net->nnodes; lo = net->fanout * lo + 1, hi = net->fanout * hi + net->fanout) {
         long top = hi < net->nnodes - 1 ? hi : net->nnodes - 1;
         size_t first = (size_t)net->base[lo], count = (size_t)net->base[top + 1] - first;
         if (fn) fn(arg, first, count);
@@ -75,7 +73,8 @@ void oshrun_tree_free(struct oshrun_net *net)
 
 int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, double deadline, long limit_s)
 {
-    int rank = net->node_rank, parent = oshrun_tree_parent(rank), nk = oshrun_tree_nkids(rank, net->nnodes);
+    int rank = net->node_rank, fanout = net->fanout;
+    int parent = oshrun_tree_parent(rank, fanout), nk = oshrun_tree_nkids(rank, net->nnodes, fanout);
     int next = 1;
     if (!(net->base = calloc((size_t)net->nnodes + 1, sizeof *net->base))) {
         fprintf(stderr, "oshrun: out of memory for %d nodes\n", net->nnodes);
@@ -94,7 +93,7 @@ int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, d
         char who[32];
         int fd;
         SSL *ssl = NULL;
-        unsigned char j[16];
+        unsigned char j[20];
         struct oshrun_link *l = &net->links[1];
         snprintf(who, sizeof who, "node %d", parent);
         if (oshrun_connect_node(net, net->parent_at, who, deadline, limit_s, &fd, &ssl) != 0) return 1;
@@ -103,6 +102,7 @@ int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, d
         oshrun_put_u32(j + 4, (uint32_t)rank);
         oshrun_put_u32(j + 8, (uint32_t)net->nnodes);
         oshrun_put_u32(j + 12, (uint32_t)opt->npes);
+        oshrun_put_u32(j + 16, (uint32_t)fanout);
         if (oshrun_link_send(l, OSHRUN_NET_JOIN, j, sizeof j, NULL, 0, deadline) != 0) {
             fprintf(stderr, "oshrun: lost node %d (%s) before the job started: %s\n", parent, l->peer, l->why);
             return 1;
@@ -114,7 +114,7 @@ int oshrun_tree_open(const struct oshrun_options *opt, struct oshrun_net *net, d
     net->nkids = nk;
     net->nlinks = next + nk;
     if (nk) {
-        int st = oshrun_accept_nodes(net, net->listen_fd, FANOUT * rank + 1, FANOUT * rank + nk, &net->links[next], 1,
+        int st = oshrun_accept_nodes(net, net->listen_fd, fanout * rank + 1, fanout * rank + nk, &net->links[next], 1,
                                      deadline, limit_s);
         close(net->listen_fd); /* later connections are refused by the kernel */
         net->listen_fd = -1;
@@ -131,7 +131,7 @@ void oshrun_tree_check_stuck(struct oshrun_job *job)
     if (job->failed || !g->active) return;
     if (net->self_done && !g->have_self) gone = net->node_rank;
     for (int i = 0; i < net->nkids && gone < 0; i++)
-        if (net->kid_done[i] && !g->kid_have[i]) gone = FANOUT * net->node_rank + 1 + i;
+        if (net->kid_done[i] && !g->kid_have[i]) gone = net->fanout * net->node_rank + 1 + i;
     if (gone < 0) return;
     oshrun_fail(job, 1, -1, "the PEs of node %d are waiting in %s, but those of node %d have finished; the job "
                 "cannot continue", g->first, shoal_wire_gather_name(g->kind), gone);
@@ -171,7 +171,7 @@ void oshrun_tree_block(struct oshrun_job *job, int node, uint32_t kind, uint32_t
 {
     struct oshrun_net *net = job->net;
     struct oshrun_gather *g = &net->gather;
-    int self = node == net->node_rank, kid = node - (FANOUT * net->node_rank + 1);
+    int self = node == net->node_rank, kid = node - (net->fanout * net->node_rank + 1);
     struct oshrun_link *from = self ? NULL : &net->links[net->kid0 + kid];
     size_t pes = self ? (size_t)net->counts[node] : subtree(net, node, NULL, NULL);
     if (job->failed) return;
