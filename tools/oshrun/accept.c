@@ -139,8 +139,8 @@ static void on_peek(struct acceptor *a, struct pending *p)
                     tls_here ? "sent plaintext oshrun messages (TLS off there)" : "started a TLS handshake",
                     ours, tls_here ? " is on" : "=0");
         /* In plaintext either way: the peer's side reads it as the mismatch it is. */
-        snprintf(why, sizeof why, "TLS mismatch: TLS is %s on node 0 but %s on this node; set the same "
-                 "SHMEM_BOOTSTRAP_TLS on every node", ours, theirs);
+        snprintf(why, sizeof why, "TLS mismatch: TLS is %s on node %d but %s on this node; set the same "
+                 "SHMEM_BOOTSTRAP_TLS on every node", ours, a->net->node_rank, theirs);
         oshrun_link_init(&l, p->fd, NULL, -1, p->peer);
         tell(&l, why);
         free(l.rx);
