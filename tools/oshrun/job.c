@@ -221,13 +221,16 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
         }
         int net_at = n;
         if (job->net) n += oshrun_net_pollfds(job, pfd + n);
-        int ready = poll(pfd, (nfds_t)n, poll_timeout_ms(job, now, drained ? 0 : drain_until));
+        /* Frames already read off a socket (with a JOIN, or while sending)
+         * would not wake poll: serve them at once. */
+        int buffered = job->net && oshrun_net_buffered(job);
+        int ready = poll(pfd, (nfds_t)n, buffered ? 0 : poll_timeout_ms(job, now, drained ? 0 : drain_until));
         if (ready < 0 && errno != EINTR) {
             oshrun_fail(job, 1, -1, "poll: %s", strerror(errno));
             oshrun_signal_all(job, SIGKILL);
             return;
         }
-        if (ready <= 0) continue;
+        if (ready <= 0 && !buffered) continue;
         for (int r = 0; r < job->npes; r++) {
             struct oshrun_pe *pe = &job->pes[r];
             struct pollfd *p = &pfd[1 + 3 * r];

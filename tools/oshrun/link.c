@@ -120,6 +120,13 @@ int oshrun_link_fill(struct oshrun_link *l)
     return -1;
 }
 
+int oshrun_link_has_frame(const struct oshrun_link *l)
+{
+    size_t left = l->rx_len - l->rx_taken;
+    if (l->fd < 0 || left < OSHRUN_NET_HEADER) return 0;
+    return left - OSHRUN_NET_HEADER >= oshrun_get_u32(l->rx + l->rx_taken + 8);
+}
+
 int oshrun_link_next(struct oshrun_link *l, struct oshrun_frame *f)
 {
     if (l->rx_taken) {

@@ -179,6 +179,9 @@ int oshrun_link_next(struct oshrun_link *l, struct oshrun_frame *f);
  * reads arriving data meanwhile so two senders cannot block each other. */
 int oshrun_link_send(struct oshrun_link *l, uint32_t type, const void *a, size_t alen, const void *b, size_t blen,
                      double deadline);
+/* 1 when a whole frame is in the buffer (read with an earlier one, or
+ * while sending): poll would not report it. */
+int oshrun_link_has_frame(const struct oshrun_link *l);
 /* Blocks until a whole frame arrives or deadline: 1, 0 on timeout, -1. */
 int oshrun_link_wait(struct oshrun_link *l, struct oshrun_frame *f, double deadline);
 

@@ -160,8 +160,17 @@ int oshrun_net_pollfds(struct oshrun_job *job, struct pollfd *pfd)
 
 void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd)
 {
+    for (int n = 0; n < job->net->nlinks; n++) {
+        struct oshrun_link *l = &job->net->links[n];
+        if ((pfd[n].revents || oshrun_link_has_frame(l)) && l->fd >= 0) serve_link(job, l);
+    }
+}
+
+int oshrun_net_buffered(const struct oshrun_job *job)
+{
     for (int n = 0; n < job->net->nlinks; n++)
-        if (pfd[n].revents && job->net->links[n].fd >= 0) serve_link(job, &job->net->links[n]);
+        if (oshrun_link_has_frame(&job->net->links[n])) return 1;
+    return 0;
 }
 
 void oshrun_net_tick(struct oshrun_job *job, double now)

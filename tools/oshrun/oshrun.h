@@ -103,6 +103,8 @@ void oshrun_answer(struct oshrun_job *job, const unsigned char *blobs, size_t to
 int oshrun_net_open(struct oshrun_job *job);
 int oshrun_net_pollfds(struct oshrun_job *job, struct pollfd *pfd);
 void oshrun_net_serve(struct oshrun_job *job, const struct pollfd *pfd);
+/* 1 when a link holds a whole frame already read off its socket. */
+int oshrun_net_buffered(const struct oshrun_job *job);
 /* Tells the other nodes (through node 0) about a failure here. */
 void oshrun_net_fault(struct oshrun_job *job, int status, const char *what);
 /* This host's block of an allgather (blob kinds; descriptors stay here). */
