@@ -16,10 +16,11 @@
 #                tree carries (proves the check sees the tree links).
 #   gather_8x1_ofi  the same with SHMEM_TRANSPORT=ofi SHMEM_ENCRYPT=off
 #                (no capture: libfabric tcp is plaintext by design)
-#   tree_refusal 6 hosts: node 1 waits at its tree listener for node 5; an
-#                oshrun with another job secret, then one with TLS off,
-#                knock there and are refused (one line on each side), then
-#                the real node 5 joins and the job passes.
+#   tree_refusal 6 hosts in the job and a 7th outside: host 5 cannot reach
+#                host 1 at first, so node 1 waits at its tree listener for
+#                node 5; from the 7th host an oshrun with another secret, then
+#                one with TLS off, knock there and are refused (one line on
+#                each side); then node 5 reaches node 1 and the job passes.
 #   stuck_8x1    8 hosts x 1, the bootstrap alone (scale_boot): PE 6 (node
 #                6, a child of node 1) finishes while the others wait in a
 #                barrier; node 1, holding the barrier, sees its child done
@@ -135,53 +136,54 @@ gather_8x1_ofi)
     gather_job ofi
     ;;
 tree_refusal)
-    hosts_up 6
+    # Host 5 cannot reach host 1 at first (a prohibit route), so node 1
+    # waits at its tree listener for node 5 after the rendezvous; host 6,
+    # outside the job, knocks there meanwhile.
+    hosts_up 7
     make_secret "$OSHRUN" "$dir/secret"
     make_secret "$OSHRUN" "$dir/other"
     export SHMEM_BOOTSTRAP_SECRET_FILE="$dir/secret"
+    ip -n "$(hosts_ns 5)" route add prohibit "$(hosts_addr 1)/32" || fail "cannot cut host 5 from host 1"
     for ((r = 0; r < 6; r++)); do
-        [ $r = 5 ] && continue
         hosts_spawn "$r" "$OSHRUN" --nnodes 6 --node-rank "$r" --rendezvous "$(hosts_addr 0):$PORT" -n 1 --timeout 60 \
             "$PROG" >"$dir/scale$r.out" 2>"$dir/scale$r.err"
         SCALE_PID[r]=$HOSTS_PID
         [ $r = 0 ] && sleep 0.2
     done
-    # Node 1's tree listener: the port its oshrun listens on.
-    for ((i = 0; i < 100; i++)); do
-        tport=$(ip netns exec "$(hosts_ns 1)" ss -Htlnp 2>/dev/null | grep '"oshrun"' |
-                sed -n "s/.*$(hosts_addr 1 | sed 's/\./\\./g'):\([0-9]*\) .*/\1/p" | head -n1)
-        [ -n "$tport" ] && break
+    # Node 5 joined node 0 (so every node did, and node 1 is accepting).
+    for ((i = 0; i < 200; i++)); do
+        ip netns exec "$(hosts_ns 5)" ss -Htn state established 2>/dev/null |
+            grep -q "$(hosts_addr 0 | sed 's/\./\\./g'):$PORT[[:space:]]*\$" && break
         sleep 0.1
     done
+    tport=$(ip netns exec "$(hosts_ns 1)" ss -Htlnp 2>/dev/null | grep '"oshrun"' |
+            sed -n "s/.*$(hosts_addr 1 | sed 's/\./\\./g'):\([0-9]*\) .*/\1/p" | head -n1)
     if [ -z "$tport" ]; then
-        fail "node 1 never listened for its tree child"
+        fail "node 1 has no tree listener"
     else
         at="$(hosts_addr 1):$tport"
-        SHMEM_BOOTSTRAP_SECRET_FILE="$dir/other" hosts_run 5 timeout 20 "$OSHRUN" --nnodes 6 --node-rank 5 \
+        SHMEM_BOOTSTRAP_SECRET_FILE="$dir/other" hosts_run 6 timeout 20 "$OSHRUN" --nnodes 6 --node-rank 5 \
             --rendezvous "$at" -n 1 --timeout 5 "$PROG" >"$dir/bad.out" 2>"$dir/bad.err"
-        rc=$?
-        [ $rc != 0 ] || fail "an oshrun with another secret was taken by node 1's tree listener"
+        [ $? != 0 ] || fail "an oshrun with another secret was taken by node 1's tree listener"
         grep -Eq "^oshrun: node 0 at $at refused this node's job secret" "$dir/bad.err" ||
             fail "the oshrun with another secret: $(cat "$dir/bad.err")"
-        SHMEM_BOOTSTRAP_TLS=0 hosts_run 5 timeout 20 "$OSHRUN" --nnodes 6 --node-rank 5 \
+        SHMEM_BOOTSTRAP_TLS=0 hosts_run 6 timeout 20 "$OSHRUN" --nnodes 6 --node-rank 5 \
             --rendezvous "$at" -n 1 --timeout 5 "$PROG" >"$dir/plain.out" 2>"$dir/plain.err"
         [ $? != 0 ] || fail "an oshrun with TLS off was taken by node 1's tree listener"
-        grep -q "refused this node: TLS mismatch" "$dir/plain.err" || fail "the oshrun with TLS off: $(cat "$dir/plain.err")"
-        # The real node 5 joins; the job goes on.
-        hosts_spawn 5 "$OSHRUN" --nnodes 6 --node-rank 5 --rendezvous "$(hosts_addr 0):$PORT" -n 1 --timeout 60 \
-            "$PROG" >"$dir/scale5.out" 2>"$dir/scale5.err"
-        SCALE_PID[5]=$HOSTS_PID
+        grep -q "refused this node: TLS mismatch: TLS is on on node 1 but off on this node" "$dir/plain.err" ||
+            fail "the oshrun with TLS off: $(cat "$dir/plain.err")"
     fi
+    ip -n "$(hosts_ns 5)" route del prohibit "$(hosts_addr 1)/32" # node 5 reaches its parent now
     for ((r = 0; r < 6; r++)); do
-        [ -n "${SCALE_PID[r]:-}" ] || continue
         wait "${SCALE_PID[r]}"
         rc=$?
         if [ $r != 1 ] && [ -s "$dir/scale$r.err" ]; then fail "node $r stderr: $(cat "$dir/scale$r.err")"; fi
         [ $rc = 0 ] || fail "node $r exited with $rc: $(tail -n5 "$dir/scale$r.err")"
     done
-    grep -Eq "^oshrun: refused a bootstrap connection from $(hosts_addr 5 | sed 's/\./\\./g'):[0-9]+: TLS handshake failed \(.+\): it holds another job secret$" "$dir/scale1.err" ||
+    h6=$(hosts_addr 6 | sed 's/\./\\./g')
+    grep -Eq "^oshrun: refused a bootstrap connection from $h6:[0-9]+: TLS handshake failed \(.+\): it holds another job secret$" "$dir/scale1.err" ||
         fail "node 1 did not log the wrong secret: $(cat "$dir/scale1.err")"
-    grep -Eq "^oshrun: refused a bootstrap connection from $(hosts_addr 5 | sed 's/\./\\./g'):[0-9]+: TLS mismatch" "$dir/scale1.err" ||
+    grep -Eq "^oshrun: refused a bootstrap connection from $h6:[0-9]+: TLS mismatch" "$dir/scale1.err" ||
         fail "node 1 did not log the TLS mismatch: $(cat "$dir/scale1.err")"
     [ "$(grep -c '' "$dir/scale1.err")" = 2 ] || fail "node 1 printed more than the two refusals: $(cat "$dir/scale1.err")"
     [ "$(scale_field bad)" = 0 ] && [ "$(scale_field pes)" = 6 ] || fail "the job's check: $(cat "$dir/scale0.out")"
