@@ -100,6 +100,17 @@ gather_job() {
         "$(( ($(scale_field init_end_max_ns) - SCALE_T0_NS) / 1000000 )) ms after the oshruns started"
 }
 
+# tree_in_capture CHECK_OUTPUT WHAT: the checker saw WHAT on a connection
+# from each of hosts 5 to 7 (node 1's tree children) to host 1.
+tree_in_capture() {
+    local k c p
+    p=$(hosts_addr 1 | sed 's/\./\\./g')
+    for k in 5 6 7; do
+        c=$(hosts_addr "$k" | sed 's/\./\\./g')
+        grep -Eq "$c:[0-9]+->$p:[0-9]+: .*$2" "$1" || fail "$(basename "$1"): no tree link from host $k to host 1 showing '$2'"
+    done
+}
+
 # pcap_check FILE WANT_RC: every TCP connection in FILE, secret and host names forbidden.
 pcap_check() {
     local rc needles=(--secret-file "$dir/secret") r
@@ -119,11 +130,13 @@ gather_8x1)
     if [ $have_tcpdump = 1 ]; then
         note "host 1's tree links and streams: TLS 1.3 only, no host name, secret or key in the clear"
         pcap_check "$dir/tls.pcap" 0
+        tree_in_capture "$dir/tls.pcap.check" "pre-shared key identity b'shoal-bootstrap-psk-v1'"
         SCALE_ENV=(SHMEM_BOOTSTRAP_SECRET_FILE="$dir/secret" SHMEM_BOOTSTRAP_TLS=0)
         gather_job plain
         note "SHMEM_BOOTSTRAP_TLS=0: the same check must find the tree's plaintext (proves it can fail)"
         pcap_check "$dir/plain.pcap" 1
         grep -q "FOUND: .*shoal-h" "$dir/plain.pcap.check" || fail "the plaintext tree links did not show the host names"
+        tree_in_capture "$dir/plain.pcap.check" "shoal-h[0-9]. in the clear"
     else
         note "no tcpdump: the capture part is left out"
     fi
