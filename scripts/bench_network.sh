@@ -112,6 +112,7 @@ env_txt=$work/environment
     echo "runs=$RUNS"
     echo "quick=$QUICK"
     echo "lock_probe=bench_$lock_prog"
+    echo "ompi_yield=${OMPI_YIELD:-auto}"
     echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$env_txt"
 
