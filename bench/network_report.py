@@ -181,11 +181,12 @@ def main():
         " one host, `SHMEM_ENCRYPT=off` between hosts).",
         "- **Open MPI**: OSHMEM with `--mca spml ucx --mca btl self,tcp -x UCX_TLS=self,tcp` on the"
         " setup's interface; between hosts its `oshrun` runs in host 0 and starts the daemon of host 1"
-        " through an rsh agent (`--mca plm_rsh_agent`) that runs `ip netns exec`. Its waits spin,"
-        " except where its PEs outnumber the cores (2x2: `mpi_yield_when_idle 1`, its own choice"
-        " when it sees more PEs than cores; in one quick try at load 30 without it, its 2x2 barrier"
-        " took 114 ms instead of 0.43 ms and its put 4.7 ms instead of 0.36 ms);"
-        f" OMPI_YIELD={env.get('ompi_yield', 'auto')}.",
+        " through an rsh agent (`--mca plm_rsh_agent`) that runs `ip netns exec`. Between the"
+        " namespace hosts its PEs yield when idle (`mpi_yield_when_idle 1`): spinning there, its"
+        " operations took whole scheduler ticks (put 8 ms, barrier 4 ms; HZ=250) against about"
+        " 0.2-0.4 ms yielding, most likely because spinning PEs starve the kernel's packet"
+        " processing for the veths on the shared cores. On one host it spins (its own default)."
+        f" OMPI_YIELD={env.get('ompi_yield', '?')}.",
         "- Ratios are Shoal/Open MPI: for times (us) below 1 means Shoal is faster; for bandwidth"
         " (GB/s) above 1 means Shoal is faster. Targets: latency figures <= 1.0x, barrier and small"
         " reductions <= 0.5x, bandwidth >= 2x the peer's.",
