@@ -4,12 +4,15 @@
  *   get_lat      shmem_getmem per operation (us)
  *   get_nbi_lat  shmem_getmem_nbi + shmem_quiet per operation (us)
  *   put_bw       windows of 64 shmem_putmem_nbi, then shmem_quiet (GB/s, 1e9 B/s)
+ *   get_bw       windows of 64 shmem_getmem_nbi, then shmem_quiet (GB/s)
  *   put_rate     windows of 64 blocking shmem_putmem, then shmem_quiet,
  *                sizes up to 64 KiB (million messages per second)
  *   memcpy_bw    this host's memcpy between private buffers, the physical
  *                reference for put_bw (GB/s); when put_bw is measured too,
  *                their runs alternate so that both see the same load
- * Standard OpenSHMEM 1.4 calls only. Run with 2 PEs (more PEs wait idle).
+ * Standard OpenSHMEM 1.4 calls only. PE 0 works against PE npes/2 (PE 1 at 2
+ * PEs; with PEs placed in blocks per host, the first PE of the other host
+ * at 2 hosts x 2 PEs); the others wait idle.
  * Usage: oshrun -n 2 bench_rma [options]   (see bench_util.h) */
 #include <shmem.h>
 #include <stdio.h>
@@ -21,10 +24,10 @@
 #define WINDOW 64
 #define RATE_MAX (64 * 1024)
 
-enum kind { PUT_LAT, PUT_NBI_LAT, GET_LAT, GET_NBI_LAT, PUT_BW, PUT_RATE, MEMCPY_BW, KINDS };
+enum kind { PUT_LAT, PUT_NBI_LAT, GET_LAT, GET_NBI_LAT, PUT_BW, GET_BW, PUT_RATE, MEMCPY_BW, KINDS };
 static const char *const names[KINDS] = {"put_lat", "put_nbi_lat", "get_lat",  "get_nbi_lat",
-                                         "put_bw",  "put_rate",    "memcpy_bw"};
-static const char *const units[KINDS] = {"us", "us", "us", "us", "GB/s", "Mmsg/s", "GB/s"};
+                                         "put_bw",  "get_bw",      "put_rate", "memcpy_bw"};
+static const char *const units[KINDS] = {"us", "us", "us", "us", "GB/s", "GB/s", "Mmsg/s", "GB/s"};
 
 /* One run: n operations of kind at size; returns the figure in its unit. */
 static double run_once(enum kind k, size_t size, long n, char *sym, char *local, char *local2, int peer)
@@ -63,6 +66,14 @@ static double run_once(enum kind k, size_t size, long n, char *sym, char *local,
         }
         shmem_quiet();
         break;
+    case GET_BW:
+        for (long i = 0; i < n; i++) {
+            shmem_getmem_nbi(local, sym, size, peer);
+            if ((i + 1) % WINDOW == 0) shmem_quiet();
+        }
+        shmem_quiet();
+        bench_touch(local);
+        break;
     case PUT_RATE:
         for (long i = 0; i < n; i++) {
             shmem_putmem(sym, local, size, peer);
@@ -79,7 +90,7 @@ static double run_once(enum kind k, size_t size, long n, char *sym, char *local,
     default: break;
     }
     double us = bench_now_us() - t;
-    if (k == PUT_BW || k == MEMCPY_BW) return (double)size * (double)n / us * 1e-3; /* B/us -> GB/s */
+    if (k == PUT_BW || k == GET_BW || k == MEMCPY_BW) return (double)size * (double)n / us * 1e-3; /* B/us -> GB/s */
     if (k == PUT_RATE) return (double)n / us;                                           /* per us = M/s */
     return us / (double)n;
 }
@@ -89,7 +100,7 @@ int main(int argc, char **argv)
     bench_opts o = {.min_size = 8, .max_size = 4 << 20, .step = 2, .iters = 1000, .scale_from = 65536, .runs = 7};
     if (bench_parse(argc, argv, &o)) return 2;
     shmem_init();
-    const int me = shmem_my_pe(), npes = shmem_n_pes(), peer = npes > 1 ? 1 : 0;
+    const int me = shmem_my_pe(), npes = shmem_n_pes(), peer = npes / 2;
     char name[SHMEM_MAX_NAME_LEN];
     shmem_info_get_name(name);
     bench_header(me, "bench_rma", &o, npes, name, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
@@ -129,7 +140,7 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     /* The data must have arrived, or the figures mean nothing. */
     int bad = 0;
-    if (me == 1 && bench_want(&o, "put_lat"))
+    if (me == peer && me != 0 && bench_want(&o, "put_lat"))
         for (size_t i = 0; i < o.max_size; i++) bad |= sym[i] != 2;
     if (bad) fprintf(stderr, "bench_rma: PE %d: put data wrong\n", me);
     free(local2);

@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""network_report.py: the table and the chart of scripts/bench_network.sh.
+
+    network_report.py network.csv environment OUT_DIR
+
+network.csv: setup,library,figure,size,pes,value,unit,rep (one line per
+figure per launch); environment: key=value lines the runner wrote. Writes
+OUT_DIR/network.md and OUT_DIR/network.png. Every value is the median over
+the runs (reps) of the figure the program printed (itself a median)."""
+import csv
+import os
+import statistics
+import sys
+
+PEER = "openmpi"
+SHOAL = ["shoal-tls", "shoal-ofi"]
+SETUPS = [
+    ("lo", "1 host, 2 PEs, fabric forced"),
+    ("2x1", "2 hosts x 1 PE (network namespaces)"),
+    ("2x2", "2 hosts x 2 PEs (network namespaces)"),
+]
+# figure, size, label, kind: "lat" (time, target <= 1.0x), "sync" (time,
+# target <= 0.5x), "bw" (bandwidth, target >= 2x).
+FIGURES = [
+    ("put_lat", 8, "put 8 B + quiet", "lat"),
+    ("get_lat", 8, "get 8 B", "lat"),
+    ("fetch_add", 8, "fetch_add 64-bit", "lat"),
+    ("pingpong", 8, "ping-pong (p + wait_until)", "lat"),
+    ("lock_uncontended", 8, "set_lock + clear_lock, uncontended", "lat"),
+    ("lock_contended", 8, "set_lock + clear_lock, contended", "lat"),
+    ("barrier_all", 0, "barrier_all", "sync"),
+    ("sum_reduce", 8, "sum_to_all 8 B", "sync"),
+    ("fcollect", 8, "fcollect64 8 B", "sync"),
+    ("broadcast", 1 << 20, "broadcast64 1 MiB", "lat"),
+    ("put_bw", 1 << 20, "put bandwidth 1 MiB", "bw"),
+    ("get_bw", 1 << 20, "get bandwidth 1 MiB", "bw"),
+]
+LOCK_NOTE = {
+    "bench_p2p": "- Lock figures (bench_p2p): uncontended is the mean of PE 0 alone and its partner alone"
+    " (one of them is remote from wherever the library keeps the lock); contended is PE 0 and its"
+    " partner looping on set + clear, the job's time per acquisition.",
+    "bench_lock": "- Lock figures (bench_lock): uncontended by the last PE alone (remote from PE 0, the"
+    " lock's home on Shoal); contended by every PE looping on set + clear (4 PEs at 2x2), the job's"
+    " time per acquisition.",
+}
+TARGET = {"lat": ("<=", 1.0), "sync": ("<=", 0.5), "bw": (">=", 2.0)}
+
+
+def load(path):
+    vals, units, reps = {}, {}, {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                key = (row["setup"], row["library"], row["figure"], int(row["size"]))
+                vals.setdefault(key, []).append(float(row["value"]))
+            except (KeyError, ValueError):
+                continue
+            units[row["figure"]] = row["unit"]
+            reps.setdefault(key, set()).add(row["rep"])
+    return {k: statistics.median(v) for k, v in vals.items()}, units, reps
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if v < 1000 else f"{v:.0f}"
+
+
+def ratio(med, setup, lib, fig, size):
+    a, b = med.get((setup, lib, fig, size)), med.get((setup, PEER, fig, size))
+    return a / b if a is not None and b else None
+
+
+def met(kind, r):
+    if r is None:
+        return "-"
+    op, t = TARGET[kind]
+    ok = r <= t if op == "<=" else r >= t
+    return "yes" if ok else "no"
+
+
+def table(med, units, setup):
+    lines = [
+        "| figure | unit | Shoal tls | Shoal ofi | Open MPI | tls/peer | ofi/peer | target | met (tls, ofi) |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for fig, size, label, kind in FIGURES:
+        cells = [fmt(med.get((setup, lib, fig, size))) for lib in SHOAL + [PEER]]
+        rs = [ratio(med, setup, lib, fig, size) for lib in SHOAL]
+        op, t = TARGET[kind]
+        lines.append(
+            f"| {label} | {units.get(fig, '')} | {' | '.join(cells)} | "
+            + " | ".join("-" if r is None else f"{r:.3g}" for r in rs)
+            + f" | {op} {t:g}x | {met(kind, rs[0])}, {met(kind, rs[1])} |"
+        )
+    return lines
+
+
+def extra_lock_lines(med, units):
+    """Lock figures the probe printed beyond the two in the table (a lock
+    probe may report round trips per uncontended acquisition)."""
+    known = {f[0] for f in FIGURES}
+    out = []
+    for (setup, lib, fig, size), v in sorted(med.items()):
+        if fig.startswith("lock_") and fig not in known:
+            out.append(f"- {setup}, {lib}: {fig} = {fmt(v)} {units.get(fig, '')}")
+    return out
+
+
+def chart(med, out_png):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = [(s, lib) for s, _ in SETUPS for lib in SHOAL]
+    colors = {"lo": ("#1f77b4", "#9ecae1"), "2x1": ("#d62728", "#fc9272"), "2x2": ("#2ca02c", "#a1d99b")}
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(15, 5.5))
+    drawn = set()
+    for i, (setup, lib) in enumerate(series):
+        xs, ys = [], []
+        for j, (f, size, _, kind) in enumerate(FIGURES):
+            r = ratio(med, setup, lib, f, size)
+            if r is None or r <= 0:
+                continue
+            xs.append(j - 0.4 + width * (i + 0.5))
+            ys.append(1 / r if kind == "bw" else r)  # time ratio: below 1 is Shoal faster
+        if xs:
+            drawn.add(setup)
+            ax.bar(xs, ys, width, color=colors[setup][lib == "shoal-ofi"], label=f"{setup} {lib}",
+                   edgecolor="black", linewidth=0.3)
+    for j, (_, _, _, kind) in enumerate(FIGURES):
+        op, t = TARGET[kind]
+        tt = 1 / t if kind == "bw" else t
+        ax.hlines(tt, j - 0.45, j + 0.45, colors="black", linestyles="dotted", linewidth=1.2,
+                  label="target" if j == 0 else None)
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(FIGURES)))
+    ax.set_xticklabels([f[2] for f in FIGURES], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("Shoal / Open MPI, time (bandwidth: inverted)\nbelow 1: Shoal faster")
+    ax.set_title("Shoal against Open MPI OSHMEM (UCX over TCP): ratios per figure and setup")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    return drawn
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    csv_path, env_path, out = sys.argv[1:]
+    med, units, reps = load(csv_path)
+    env = {}
+    with open(env_path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v
+    setups = [s for s in SETUPS if any(k[0] == s[0] for k in med)]
+    md = [
+        "# Shoal against Open MPI's OSHMEM over the network",
+        "",
+        "Written by `scripts/bench_network.sh` (`QUICK=1` for a short run); raw numbers in",
+        "[network.csv](network.csv), the chart in [network.png](network.png).",
+        "",
+        f"{env.get('date', '?')}; {env.get('cpus', '?')} CPUs; Shoal {env.get('shoal', '?')};"
+        f" Open MPI {env.get('openmpi', '?')}, UCX {env.get('ucx', '?')}; libfabric {env.get('libfabric', '?')};"
+        f" {env.get('ktls', '')}.",
+        f"Median over {env.get('runs', '?')} alternating run(s) (quick={env.get('quick', '?')}), each the median of"
+        f" 3 runs inside the program; lock figures by {env.get('lock_probe', '?')}. Load average before:"
+        f" {env.get('load_before', '?')}, after: {env.get('load_after', '?')}; {env.get('seconds', '?')} s."
+        " The machine is shared and loaded: compare the columns of one run, not runs.",
+        "",
+        "- **Shoal tls**: the encrypted transport (TLS 1.3 streams), the default between hosts"
+        " (forced on one host with `SHMEM_TRANSPORT=tls`).",
+        "- **Shoal ofi**: libfabric `tcp;ofi_rxm` in the clear (`SHMEM_TRANSPORT=ofi FI_TCP_IFACE=lo` on"
+        " one host, `SHMEM_ENCRYPT=off` between hosts).",
+        "- **Open MPI**: OSHMEM with `--mca spml ucx --mca btl self,tcp -x UCX_TLS=self,tcp` on the"
+        " setup's interface; between hosts its `oshrun` runs in host 0 and starts the daemon of host 1"
+        " through an rsh agent (`--mca plm_rsh_agent`) that runs `ip netns exec`. Between the"
+        " namespace hosts its PEs yield when idle (`mpi_yield_when_idle 1`): spinning there, its"
+        " operations took whole scheduler ticks (put 8 ms, barrier 4 ms; HZ=250) against about"
+        " 0.2-0.4 ms yielding, most likely because spinning PEs starve the kernel's packet"
+        " processing for the veths on the shared cores. On one host it spins (its own default)."
+        f" OMPI_YIELD={env.get('ompi_yield', '?')}.",
+        "- Ratios are Shoal/Open MPI: for times (us) below 1 means Shoal is faster; for bandwidth"
+        " (GB/s) above 1 means Shoal is faster. Targets: latency figures <= 1.0x, barrier and small"
+        " reductions <= 0.5x, bandwidth >= 2x the peer's.",
+        "- At 2 hosts x 2 PEs the point-to-point figures are between PE 0 and PE 2 (the first PE of"
+        " the other host); the collectives span all 4 PEs (2 on each host share memory).",
+        LOCK_NOTE.get(env.get("lock_probe"), "- Lock figures: " + env.get("lock_probe", "?") + "."),
+        "",
+    ]
+    for setup, title in setups:
+        n_ok = {lib: 0 for lib in SHOAL}
+        n_all = {lib: 0 for lib in SHOAL}
+        for fig, size, _, kind in FIGURES:
+            for lib in SHOAL:
+                m = met(kind, ratio(med, setup, lib, fig, size))
+                if m != "-":
+                    n_all[lib] += 1
+                    n_ok[lib] += m == "yes"
+        md += [f"## {title} (`{setup}`)", ""]
+        md += [f"Targets met: tls {n_ok['shoal-tls']} of {n_all['shoal-tls']},"
+               f" ofi {n_ok['shoal-ofi']} of {n_all['shoal-ofi']}.", ""]
+        md += table(med, units, setup)
+        md.append("")
+    lock = extra_lock_lines(med, units)
+    if lock:
+        md += ["## Lock probe, other figures", ""] + lock + [""]
+    missing = [f"{s} {lib} {f}" for s, _ in setups for f, size, _, _ in FIGURES
+               for lib in SHOAL + [PEER] if (s, lib, f, size) not in med]
+    if missing:
+        md += ["Not measured (the launch failed or timed out; see the runner's output): "
+               + ", ".join(missing) + ".", ""]
+    few = sorted({k[:3] for k, r in reps.items() if len(r) < int(env.get("runs", "1") or 1)})
+    if few:
+        md += ["Fewer runs than asked for: " + ", ".join(" ".join(k) for k in few) + ".", ""]
+    md += ["![ratios](network.png)", ""]
+    with open(os.path.join(out, "network.md"), "w") as f:
+        f.write("\n".join(md))
+    try:
+        chart(med, os.path.join(out, "network.png"))
+    except ImportError as e:
+        print(f"network_report.py: no chart ({e}); install python3-matplotlib", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
