@@ -50,10 +50,12 @@ static void wait_tail(long *lock, int pe)
         if (++spins % 16 == 0) sched_yield();
 }
 
-static void record_turn(void)
+/* Returns this PE's turn (0 = first). */
+static int record_turn(void)
 {
     int pos = shmem_int_atomic_fetch_inc(&order_n, 0);
     shmem_int_p(&order[pos], me, 0); /* completed by clear_lock's quiet */
+    return pos;
 }
 
 static void fifo_rounds(long *lock)
@@ -76,7 +78,10 @@ static void fifo_rounds(long *lock)
         } else {
             wait_tail(lock, perm[k_me - 1]);
             shmem_set_lock(lock);
-            record_turn();
+            /* Said at once: a lock that skips a waiter may leave it hanging. */
+            int turn = record_turn();
+            CHECK_MSG(turn == k_me, "FIFO round %d: PE %d queued %d-th but got the lock %d-th", r, me, k_me + 1,
+                      turn + 1);
             shmem_clear_lock(lock);
         }
         shmem_barrier_all();
