@@ -1,41 +1,91 @@
 /* lock.c: shmem_set_lock, shmem_test_lock, shmem_clear_lock.
  *
- * This PE remembers the locks it holds (up to HELD_MAX; beyond that it
- * stops checking), so clearing a lock it does not hold is reported instead
- * of silently advancing the ticket lock past a ticket nobody drew (which
- * would later let two PEs hold it). */
+ * The queue lock (sync/lock.c) uses this PE's copy of the lock variable as
+ * the PE's queue node, so only one thread of a PE may be queued on a lock
+ * at a time. This PE keeps the locks its threads hold or are acquiring
+ * (claims): another thread of the PE asking for a claimed lock waits here,
+ * locally, until the claim ends, so threads of one PE exclude each other
+ * too. The claims also catch misuse: clearing a lock this PE does not
+ * hold, and a thread setting a lock it already holds (it would wait for
+ * itself forever). */
 #include <pthread.h>
 #include <shmem.h>
+#include <stdlib.h>
 
 #include "api/check.h"
+#include "sync/backoff.h"
 #include "sync/lock.h"
 
-#define HELD_MAX 64
-static long *held[HELD_MAX];
-static int n_held, held_overflow;
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+struct claim {
+    long *lock;
+    pthread_t thread; /* the thread that set (or is setting) it */
+    int held;         /* 0 while being acquired */
+};
 
-static void held_add(long *lock)
+static struct claim *claims;
+static int n_claims, claims_cap;
+static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under claims_lock. */
+static struct claim *find_claim(const long *lock)
 {
-    pthread_mutex_lock(&held_lock);
-    if (n_held < HELD_MAX) held[n_held++] = lock;
-    else held_overflow = 1;
-    pthread_mutex_unlock(&held_lock);
+    for (int i = 0; i < n_claims; i++)
+        if (claims[i].lock == lock) return &claims[i];
+    return NULL;
 }
 
-/* Removes lock from the held set; 0 if this PE does not hold it. */
-static int held_remove(long *lock)
+/* Claims lock for this thread: 1 done, 0 another thread of this PE has it
+ * (and then nothing changed). A blocking caller that already has it is
+ * misusing the lock; a test by the holder just finds it taken. */
+static int try_claim(const char *call, long *lock, int blocking)
 {
-    int found = held_overflow;
-    pthread_mutex_lock(&held_lock);
-    for (int i = 0; i < n_held; i++)
-        if (held[i] == lock) {
-            held[i] = held[--n_held];
-            found = 1;
-            break;
+    int done = 0;
+    pthread_mutex_lock(&claims_lock);
+    struct claim *c = find_claim(lock);
+    if (c && blocking && pthread_equal(c->thread, pthread_self())) {
+        pthread_mutex_unlock(&claims_lock);
+        shoal_api_fail(call, "lock %p is already held by this thread (it would wait for itself)", (void *)lock);
+    }
+    if (!c) {
+        if (n_claims == claims_cap) {
+            int cap = claims_cap ? 2 * claims_cap : 16;
+            struct claim *grown = realloc(claims, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                pthread_mutex_unlock(&claims_lock);
+                shoal_api_fail(call, "out of memory recording the lock %p", (void *)lock);
+            }
+            claims = grown;
+            claims_cap = cap;
         }
-    pthread_mutex_unlock(&held_lock);
-    return found;
+        claims[n_claims++] = (struct claim){.lock = lock, .thread = pthread_self(), .held = 0};
+        done = 1;
+    }
+    pthread_mutex_unlock(&claims_lock);
+    return done;
+}
+
+static void set_held(long *lock)
+{
+    pthread_mutex_lock(&claims_lock);
+    find_claim(lock)->held = 1;
+    pthread_mutex_unlock(&claims_lock);
+}
+
+static void drop_claim(long *lock)
+{
+    pthread_mutex_lock(&claims_lock);
+    struct claim *c = find_claim(lock);
+    *c = claims[--n_claims];
+    pthread_mutex_unlock(&claims_lock);
+}
+
+static int held_by_this_pe(long *lock)
+{
+    pthread_mutex_lock(&claims_lock);
+    const struct claim *c = find_claim(lock);
+    int held = c && c->held;
+    pthread_mutex_unlock(&claims_lock);
+    return held;
 }
 
 static int lock_segment(const char *call, long *lock, size_t *offset)
@@ -57,17 +107,24 @@ void shmem_set_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_set_lock", lock, &off);
+    struct shoal_backoff b = {0};
+    while (!try_claim("shmem_set_lock", lock, 1)) shoal_backoff_wait(&b);
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
-    held_add(lock);
+    set_held(lock);
 }
 
 int shmem_test_lock(long *lock)
 {
     size_t off;
-    int acquired;
+    int acquired = 0;
     int seg = lock_segment("shmem_test_lock", lock, &off);
+    if (!try_claim("shmem_test_lock", lock, 0)) {
+        shoal_backoff_poll_failed();
+        return 1;
+    }
     lock_result("shmem_test_lock", shoal_lock_try(seg, off, &acquired));
-    if (acquired) held_add(lock);
+    if (acquired) set_held(lock);
+    else drop_claim(lock);
     return acquired ? 0 : 1;
 }
 
@@ -75,10 +132,12 @@ void shmem_clear_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_clear_lock", lock, &off);
-    if (SHOAL_UNLIKELY(!held_remove(lock)))
+    if (SHOAL_UNLIKELY(!held_by_this_pe(lock)))
         shoal_api_fail("shmem_clear_lock", "lock %p is not held by this PE (clear only a lock this PE set)",
                        (void *)lock);
     /* Updates made while holding the lock complete before it passes on. */
     shoal_rt.transport->quiet(NULL);
     lock_result("shmem_clear_lock", shoal_lock_release(seg, off));
+    /* Only now may another thread of this PE queue on it (our node is free). */
+    drop_claim(lock);
 }

@@ -62,6 +62,7 @@ wait_stack) m $case_name pe0 --expect "$(who 0 shmem_long_wait_until): ivars add
 lock_null) m $case_name pe0 --expect "$(who 0 shmem_set_lock): lock address \(nil\) \(8 bytes\) $NULLSYM" ;;
 lock_stack) m $case_name pe0 --expect "$(who 0 shmem_set_lock): lock address $HEX \(8 bytes\) $NOTSYM" ;;
 lock_clear_unheld) m $case_name pe0 --expect "$(who 0 shmem_clear_lock): lock $HEX is not held by this PE \(clear only a lock this PE set\)" ;;
+lock_set_twice) m $case_name pe0 --expect "$(who 0 shmem_set_lock): lock $HEX is already held by this thread \(it would wait for itself\)" ;;
 lock_misaligned) m $case_name pe0 --expect "$(who 0 shmem_set_lock): lock address $HEX is not aligned to a long" ;;
 # teams
 team_garbage) m $case_name pe0 --expect "$(who 0 shmem_team_my_pe): team 0x10 is not a valid team \(never created, or already destroyed\)" ;;

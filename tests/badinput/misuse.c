@@ -71,6 +71,7 @@ static int pe0_mode(const char *mode, int n)
     MODE("lock_stack") shmem_set_lock(&local_long);
     MODE("lock_misaligned") shmem_set_lock((long *)(heap + 4));
     MODE("lock_clear_unheld") shmem_clear_lock(&sym_long[0]);
+    MODE("lock_set_twice") { shmem_set_lock(&sym_long[0]); shmem_set_lock(&sym_long[0]); }
     /* teams */
     MODE("team_garbage") (void)shmem_team_my_pe((shmem_team_t)(uintptr_t)0x10);
     MODE("team_garbage_readable") (void)shmem_team_sync((shmem_team_t)(void *)local);
