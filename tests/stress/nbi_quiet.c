@@ -89,6 +89,8 @@ struct get_rec {
 
 static void quiet_on(shmem_ctx_t ctx) { shmem_ctx_quiet(ctx); }
 
+static int in_priv(const unsigned char *p, const unsigned char *priv) { return p >= priv && p < priv + LAND; }
+
 static void *worker(void *arg)
 {
     const int t = (int)(intptr_t)arg;
@@ -153,7 +155,7 @@ static void *worker(void *arg)
         for (size_t b = 0; b < recs[k].len; b++)
             if (recs[k].dst[b] != test_pattern(recs[k].pe, recs[k].off + b, (unsigned)round_no)) {
                 fail(t, "get_nbi of %zu bytes at offset %zu from PE %d (%s): byte %zu wrong after quiet",
-                     recs[k].len, recs[k].off, recs[k].pe, recs[k].dst >= priv && recs[k].dst < priv + LAND ? "malloc" : "heap", b);
+                     recs[k].len, recs[k].off, recs[k].pe, in_priv(recs[k].dst, priv) ? "malloc" : "heap", b);
                 break;
             }
     if (t == 3) shmem_ctx_destroy(ctx);
