@@ -1,19 +1,19 @@
 #!/bin/sh
 # fabric_load.sh OSHRUN NBI_QUIET API_CTX API_THREADS_CTX: the network
-# transports under CPU load. HOGS busy loops (default 1) run beside the PEs
+# transports under CPU load. HOGS busy loops (default 2) run beside the PEs
 # while, over ofi (libfabric tcp;ofi_rxm on loopback) and tls: nbi_quiet
 # (every nbi get and put checked after quiet) at 2 and 4 PEs, threads_ctx at
 # 4 PEs and ctx at 2 PEs. Every run has its own time limit, so a hang fails
 # naming the run; the hogs end with the script.
 # A longer soak: SHOAL_STRESS_SOAK_ROUNDS=N repeats it N times with every
 # program at 2 and 4 PEs; HOGS=4 loads harder; SHOAL_STRESS_ROUNDS sets
-# nbi_quiet's rounds (default 6); SHOAL_STRESS_TRANSPORTS="ofi" keeps to one.
+# nbi_quiet's rounds (default 30); SHOAL_STRESS_TRANSPORTS="ofi" keeps to one.
 oshrun=$1 nbi=$2 ctx=$3 tctx=$4
 soak=${SHOAL_STRESS_SOAK_ROUNDS:-0}
 transports=${SHOAL_STRESS_TRANSPORTS:-"ofi tls"}
-hogs=${HOGS:-1}
+hogs=${HOGS:-2}
 limit=${SHOAL_STRESS_RUN_LIMIT:-60}
-export SHOAL_STRESS_ROUNDS=${SHOAL_STRESS_ROUNDS:-6}
+export SHOAL_STRESS_ROUNDS=${SHOAL_STRESS_ROUNDS:-30}
 if [ "$soak" -gt 0 ]; then
     runs="$nbi:2 $nbi:4 $ctx:2 $ctx:4 $tctx:2 $tctx:4"
     rounds=$soak
