@@ -72,6 +72,12 @@ const struct shoal_config_var shoal_config_vars[] = {
      "Seconds a libfabric (ofi) operation may wait for a peer before the job ends with a line naming the "
      "operation and the PE (a peer that stopped answering); at least 1.",
      FIELD(fabric_timeout)},
+    {"SHMEM_FABRIC_PROGRESS_THREAD", SHOAL_CONFIG_STRING, "auto",
+     "Whether each PE runs a thread that serves peers' libfabric (ofi) operations while the PE computes: "
+     "'auto' (only for providers whose data moves only when polled, manual progress such as tcp;ofi_rxm), "
+     "'on', or 'off' (for measurements: a PE then serves peers only while it waits inside Shoal, so a peer's "
+     "operation on a PE that computes or sits in shmem_finalize stalls, up to SHMEM_FABRIC_TIMEOUT).",
+     FIELD(fabric_progress_thread)},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

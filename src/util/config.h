@@ -37,6 +37,7 @@ struct shoal_config {
     /* Where data endpoints listen (boot/bind_addr.h). */
     const char *network_iface;
     long fabric_timeout; /* seconds an ofi operation may wait for a peer */
+    const char *fabric_progress_thread; /* auto, on, off: ofi's progress thread */
     /* oshrun between hosts: a node silent this long (seconds) is lost. */
     long bootstrap_liveness_timeout;
 };

@@ -329,6 +329,12 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
         goto fail;
     }
     shoal_ofi.timeout_ns = (cfg.fabric_timeout > 0 ? cfg.fabric_timeout : 1) * 1000000000LL;
+    const char *thread = cfg.fabric_progress_thread;
+    if (strcmp(thread, "auto") && strcmp(thread, "on") && strcmp(thread, "off")) {
+        shoal_error("ofi", "SHMEM_FABRIC_PROGRESS_THREAD is '%s': it must be auto, on or off", thread);
+        st = SHOAL_ERR_INVAL;
+        goto fail;
+    }
     st = choose_bind(setup, &bind);
     if (st != SHOAL_OK) goto fail;
     st = choose_provider();
@@ -364,6 +370,11 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     if (st != SHOAL_OK) goto fail;
     st = exchange(setup, &bind);
     if (st != SHOAL_OK) goto fail;
+    /* A provider with automatic progress moves data on its own. */
+    const int auto_progress = shoal_ofi.info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+    shoal_ofi.want_thread = !strcmp(thread, "on") || (!strcmp(thread, "auto") && !auto_progress);
+    shoal_debug("ofi", "progress thread %s (SHMEM_FABRIC_PROGRESS_THREAD=%s, provider progress %s)",
+                shoal_ofi.want_thread ? "on" : "off", thread, auto_progress ? "auto" : "manual");
     st = shoal_ofi_thread_start();
     if (st != SHOAL_OK) goto fail;
     shoal_ofi.fatal = setup->fatal; /* from here on a failed operation ends the job */

@@ -117,7 +117,11 @@ struct shoal_ofi {
     struct shoal_tctx *live; /* closed at fini if the program did not destroy them */
     pthread_t thread;
     int thread_started;
+    int want_thread;   /* SHMEM_FABRIC_PROGRESS_THREAD and the provider's progress mode */
     atomic_int stop;
+    /* Threads waiting for their own operations on the default context:
+     * while any does, the PE progresses itself and the thread stands aside. */
+    atomic_int own_waits;
 };
 
 extern struct shoal_ofi shoal_ofi;
