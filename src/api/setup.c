@@ -77,6 +77,14 @@ void shmem_finalize(void)
         if (shoal_rt.finalized) return; /* a second finalize has nothing left to do */
         shoal_api_fail_uninitialized("shmem_finalize");
     }
+    /* A peer may still be working on this PE until it reaches finalize too,
+     * and the bootstrap's barrier below does not serve a transport whose
+     * target must progress (SHMEM_FABRIC_PROGRESS_THREAD=off): meet on a
+     * barrier whose waits do, after every PE's quiet. */
+    if (shoal_rt.fabric) {
+        shoal_rt.transport->quiet(NULL);
+        shoal_coll_sync_all();
+    }
     shoal_runtime_finalize();
 }
 

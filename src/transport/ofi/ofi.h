@@ -156,6 +156,9 @@ const struct shoal_ofi_region *shoal_ofi_remote_region(int pe, enum shoal_segmen
 /* ofi_progress.c */
 /* One read of ctx's completion queue: reaps entries, drives progress. */
 void shoal_ofi_drain(struct shoal_tctx *ctx);
+/* One step of a thread waiting on ctx: drains ctx and the default context
+ * (peers' requests to this PE arrive there). */
+void shoal_ofi_poll(struct shoal_tctx *ctx);
 /* Waits (progressing ctx, with backoff) until op has no pending chunk.
  * Returns the op's status; what names the operation in the error line. */
 shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op, const char *what, int pe);

@@ -99,7 +99,7 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
     for (;;) {
         ret = kind == RMA_WRITE ? fi_writemsg(ctx->ep, &msg, flags) : fi_readmsg(ctx->ep, &msg, flags);
         if (ret != -FI_EAGAIN) break;
-        shoal_ofi_drain(ctx);
+        shoal_ofi_poll(ctx);
         shoal_ofi_backoff(&n);
         shoal_ofi_deadline(&start, ++polls, call, t.pe);
     }
@@ -120,7 +120,7 @@ static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int
     for (size_t done = 0; done < len && st == SHOAL_OK;) {
         size_t chunk = len - done < SHOAL_OFI_BOUNCE_SIZE ? len - done : SHOAL_OFI_BOUNCE_SIZE;
         if (chunk > shoal_ofi.max_msg) chunk = shoal_ofi.max_msg;
-        struct target t;
+        struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
         st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
         if (st != SHOAL_OK) break;
         if (chunk > t.room) chunk = t.room;
@@ -146,7 +146,7 @@ static shoal_status_t rma_chunks(struct shoal_tctx *ctx, enum rma_kind kind, int
 {
     for (size_t done = 0; done < len;) {
         size_t chunk = len - done < shoal_ofi.max_msg ? len - done : shoal_ofi.max_msg;
-        struct target t;
+        struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
         shoal_status_t st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
         if (st != SHOAL_OK) return st;
         if (chunk > t.room) chunk = t.room;
@@ -247,7 +247,7 @@ static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg,
         else
             ret = fi_fetch_atomicmsg(ctx->ep, msg, &res, &desc, 1, flags);
         if (ret != -FI_EAGAIN) break;
-        shoal_ofi_drain(ctx);
+        shoal_ofi_poll(ctx);
         shoal_ofi_backoff(&n);
         shoal_ofi_deadline(&start, ++polls, call, pe);
     }
@@ -263,7 +263,7 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
 {
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
     if (!ctx) return SHOAL_ERR_SYS;
-    struct target t;
+    struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
     shoal_status_t tst = op == SHOAL_AMO_FETCH ? SHOAL_OK : refuse_readonly(pe, seg, offset, elem, "atomic");
     if (tst == SHOAL_OK) tst = target_of(pe, seg, offset, "atomic", &t);
     if (tst != SHOAL_OK) return tst;

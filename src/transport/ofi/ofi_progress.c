@@ -84,9 +84,37 @@ void shoal_ofi_drain(struct shoal_tctx *ctx)
     if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
 }
 
+/* One step of a thread waiting for ctx: its own endpoint, and the default
+ * one, through which peers reach this PE. With manual progress a peer's
+ * connection request or operation moves only while that endpoint is
+ * progressed, and the peer may be waiting on this PE in turn: two PEs each
+ * retrying a post on a new private context, each draining only that
+ * context, waited for each other forever without the progress thread, and
+ * with it as long as the thread took to be scheduled (seconds under load). */
+void shoal_ofi_poll(struct shoal_tctx *ctx)
+{
+    shoal_ofi_drain(ctx);
+    if (ctx != &shoal_ofi.dflt && shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
+}
+
+/* The program's own contexts: with manual progress, what was posted on one
+ * (a put, a non-fetching atomic, the connection it opens to a peer) may
+ * move only while that endpoint is progressed, and its owner may be
+ * waiting elsewhere. Returns whether any is open. Never blocks on the list. */
+static int drain_live(void)
+{
+    if (pthread_mutex_trylock(&shoal_ofi.ctx_lock)) return 1;
+    int any = 0;
+    for (struct shoal_tctx *c = shoal_ofi.live; c; c = c->live_next, any = 1)
+        if (atomic_load_explicit(&c->ready, memory_order_acquire)) shoal_ofi_drain(c);
+    pthread_mutex_unlock(&shoal_ofi.ctx_lock);
+    return any;
+}
+
 void shoal_ofi_progress(void)
 {
     if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
+    drain_live();
 }
 
 /* A thread of this PE waits for its own operations on the default context:
@@ -142,7 +170,7 @@ shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op
     long long start = 0;
     own_wait_begin(ctx);
     while (atomic_load_explicit(&op->pending, memory_order_acquire) > 0) {
-        shoal_ofi_drain(ctx);
+        shoal_ofi_poll(ctx);
         if (atomic_load_explicit(&op->pending, memory_order_acquire) <= 0) break;
         shoal_ofi_backoff(&n);
         shoal_ofi_deadline(&start, ++polls, what, pe);
@@ -165,7 +193,7 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
     long long start = 0;
     own_wait_begin(ctx);
     for (;;) {
-        shoal_ofi_drain(ctx);
+        shoal_ofi_poll(ctx);
         uint64_t done = fi_cntr_read(ctx->cntr), failed = fi_cntr_readerr(ctx->cntr);
         if (done + failed >= atomic_load(&ctx->issued)) {
             own_wait_end(ctx);
@@ -203,9 +231,12 @@ static void *progress_main(void *arg)
         if (atomic_load_explicit(&shoal_ofi.own_waits, memory_order_relaxed) > 0) {
             struct timespec ts = {0, OFI_THREAD_STANDBY_NS};
             nanosleep(&ts, NULL);
+            drain_live();
             continue;
         }
-        if (blocking) {
+        /* Blocking on the default queue alone would leave the program's own
+         * contexts unprogressed for the whole sleep. */
+        if (blocking && !drain_live()) {
             ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
             if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
             /* A provider that cannot block here would make this loop spin. */
@@ -214,7 +245,7 @@ static void *progress_main(void *arg)
                 blocking = 0;
             }
         } else {
-            shoal_ofi_drain(ctx);
+            shoal_ofi_progress();
             struct timespec ts = {0, OFI_THREAD_POLL_NS};
             nanosleep(&ts, NULL);
         }
