@@ -29,7 +29,7 @@ static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot", "tree"},
     [SHOAL_COLL_COLLECT] = {"direct", "linear", [SHOAL_ALGO_BRUCK] = "bruck"},
     [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
-    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd"},
+    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd", [SHOAL_ALGO_RING] = "ring"},
     [SHOAL_COLL_SCAN] = {"direct", NULL},
 };
 
@@ -127,7 +127,10 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
         if (forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
             return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_TREE && !shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_DIRECT;
-        /* Forced bruck past its size, or on an active set: direct. */
+        /* A forced ring on an active set: tree (or direct). */
+        if (forced[kind] == SHOAL_ALGO_RING && !shoal_coll_ring_fits(g))
+            return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+        /* Forced bruck on an active set (no lines), or of nothing: direct. */
         if (forced[kind] == SHOAL_ALGO_BRUCK && !shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
@@ -169,14 +172,15 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
      *   of 2 PEs, the tree took 258 us for 8 B and rd 453 us. Past 256 B
      *   rd's per-round lines would cost too much of the internal area per
      *   team, and the tree pipelines.
-     * - fcollect: on islands, while ceil(n/2) blocks fit a line (256 B),
-     *   Bruck's allgather: ceil(log2 n) rounds of one put and one flag into
-     *   lines of the team slot, no barrier; the direct pull costs two
-     *   barriers and n-1 gets (each a round trip) in a row.
+     * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
+     *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
+     *   (256 B) through the lines with no barrier, past that into the
+     *   dests after one entry barrier. The direct pull costs two barriers
+     *   and n-1 gets (each a round trip) in a row.
      * Active sets (pSync) get the tree for reduce only; their broadcast
      *   keeps the barriers (tree.c says why). An active set of every PE
      *   is the world team (api/coll_api.c), so it gets both.
-     * Collect, larger fcollect, alltoall and scan keep the direct pulls,
+     * Collect, alltoall and scan keep the direct pulls,
      *   which move each byte once over the fabric. */
     const int islands = shoal_coll_group_hosts(g) == g->size || !shoal_rt.mapped_shm;
     switch (kind) {

@@ -23,6 +23,9 @@ _Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must 
  * LEAD_ROUND + r is round r of the leaders' dissemination. They fit a pSync,
  * so active sets use it too. */
 enum { SHOAL_COLL_AUX_HOST_ARRIVE = 4, SHOAL_COLL_AUX_HOST_RELEASE = 5, SHOAL_COLL_AUX_LEAD_ROUND = 8 };
+/* The ring all-reduce (ring.c, teams only): RING on a member is written
+ * only by the member before it. */
+enum { SHOAL_COLL_AUX_RING = 6 };
 #define SHOAL_COLL_LEAD_ROUNDS 24
 _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP_SET_AUX,
                "the hierarchical barrier's words must fit a user pSync");
