@@ -20,6 +20,10 @@
 #include "core/runtime.h"
 #include "sync/group.h"
 
+/* Where the ring all-reduce takes over from the tree (see below). */
+#define RING_MIN_BYTES ((size_t)64 * 1024)
+#define RING_MEMBER_BYTES ((size_t)16 * 1024)
+
 static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast", "collect",
                                                           "alltoall", "reduce", "scan"};
 
@@ -172,6 +176,16 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
      *   of 2 PEs, the tree took 258 us for 8 B and rd 453 us. Past 256 B
      *   rd's per-round lines would cost too much of the internal area per
      *   team, and the tree pipelines.
+     *   Large vectors on a team of islands go round a ring (ring.c):
+     *   2(n-1) steps of a put and a flag after one barrier, each member
+     *   sending 2(n-1)/n of the vector once, where the tree sends all of it
+     *   per level and reads children's partials back (a round trip per
+     *   chunk and level). With a step costing about what 50 KB take to
+     *   cross loopback TCP, the ring's extra steps pay off from about
+     *   16 KiB per member: from max(64 KiB, 16 KiB * n). A model, not a
+     *   measurement: on the loaded 2-core machine where it was written the
+     *   timings spread over 30x (bench/bench_coll with reduce:ring and
+     *   reduce:tree forced).
      * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
      *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
      *   (256 B) through the lines with no barrier, past that into the
@@ -188,6 +202,8 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
         return shoal_coll_hier_useful(g) ? SHOAL_ALGO_HIER : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_REDUCE:
         if (shoal_coll_rd_fits(g, bytes) && islands) return SHOAL_ALGO_RD;
+        if (islands && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES && bytes / RING_MEMBER_BYTES >= (size_t)g->size)
+            return SHOAL_ALGO_RING;
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;

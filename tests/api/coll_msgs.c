@@ -3,7 +3,7 @@
  * and checked against what each algorithm promises: no read-back (no get,
  * no fetching atomic) in the barrier, the small reduction (recursive
  * doubling), fcollect small (Bruck through lines) and larger (Bruck into
- * the dests); one fence per barrier, ceil(log2 n) signals, and so on.
+ * the dests), the large reduction (ring); one fence per barrier, ceil(log2 n) signals, and so on.
  * Prints the counts per call (PE 0). Data are checked too. Needs a fabric
  * for every peer (SHMEM_TRANSPORT=ofi or tls), else skips. */
 #include <shmem.h>
@@ -139,6 +139,24 @@ int main(void)
     t = c;
     report("fcollect 4 KiB", t);
     CHECK_MSG(t.put <= 2L * rounds * CALLS, "fcollect 4 KiB: %ld puts in %d calls", t.put, CALLS);
+
+    /* sum_reduce of 128 KiB: the ring, 2(n-1) puts and flags after one
+     * barrier. */
+    enum { LARGE = 16384 };
+    long *lsrc = shmem_malloc(LARGE * sizeof(long)), *ldst = shmem_malloc(LARGE * sizeof(long));
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < CALLS; i++) {
+        for (int k = 0; k < LARGE; k++) lsrc[k] = me + i + k;
+        CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ldst, lsrc, LARGE) == 0);
+        for (int k = 0; k < LARGE; k += 31)
+            CHECK_MSG(ldst[k] == (long)n * (n - 1) / 2 + (long)n * (i + k), "sum_reduce 128 KiB call %d elem %d: %ld",
+                      i, k, ldst[k]);
+    }
+    t = c;
+    report("sum_reduce 128 KiB", t);
+    CHECK_MSG(t.put <= 2L * (n - 1) * CALLS, "sum_reduce 128 KiB: %ld puts in %d calls", t.put, CALLS);
+    shmem_free(ldst);
+    shmem_free(lsrc);
 
     shoal_rt.transport = real;
     shmem_barrier_all();
