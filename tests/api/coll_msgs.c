@@ -64,6 +64,7 @@ static void report(const char *what, struct counts t)
         printf("%-28s n=%d per call: put %.1f get %.1f signal %.1f fetch %.1f fence %.1f quiet %.1f\n", what, n,
                (double)t.put / CALLS, (double)t.get / CALLS, (double)t.amo / CALLS, (double)t.fetch / CALLS,
                (double)t.fence / CALLS, (double)t.quiet / CALLS);
+    fflush(stdout); /* before a failing check can end the job */
     CHECK_MSG(t.get == 0 && t.fetch == 0, "%s: %ld gets and %ld fetching atomics in %d calls (read-back)", what, t.get,
               t.fetch, CALLS);
 }
