@@ -20,9 +20,9 @@
 #include "core/runtime.h"
 #include "sync/group.h"
 
-/* Where the ring all-reduce takes over from the tree (see below). */
+/* Where the ring all-reduce of two members takes over from the tree
+ * (see below). */
 #define RING_MIN_BYTES ((size_t)64 * 1024)
-#define RING_MEMBER_BYTES ((size_t)16 * 1024)
 
 static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast", "collect",
                                                           "alltoall", "reduce", "scan"};
@@ -176,16 +176,15 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
      *   of 2 PEs, the tree took 258 us for 8 B and rd 453 us. Past 256 B
      *   rd's per-round lines would cost too much of the internal area per
      *   team, and the tree pipelines.
-     *   Large vectors on a team of islands go round a ring (ring.c):
-     *   2(n-1) steps of a put and a flag after one barrier, each member
-     *   sending 2(n-1)/n of the vector once, where the tree sends all of it
-     *   per level and reads children's partials back (a round trip per
-     *   chunk and level). With a step costing about what 50 KB take to
-     *   cross loopback TCP, the ring's extra steps pay off from about
-     *   16 KiB per member: from max(64 KiB, 16 KiB * n). A model, not a
-     *   measurement: on the loaded 2-core machine where it was written the
-     *   timings spread over 30x (bench/bench_coll with reduce:ring and
-     *   reduce:tree forced).
+     *   Large vectors on a team of two islands go round a ring (ring.c):
+     *   after one barrier each member sends half the vector and gets the
+     *   other half back reduced (2 steps of a put and a flag), where the
+     *   tree's root reads the whole vector back and sends it all down.
+     *   Measured over SHMEM_TRANSPORT=ofi at 2 PEs, 64 KiB to 1 MiB, median
+     *   of 5 alternating runs: ring 0.15x-0.46x of the tree. At 4 PEs the
+     *   tree won (ring 1.4x-4.1x, 3 runs; its 2(n-1) dependent steps to the
+     *   tree's 2 log2(n)), so larger teams keep the tree. Both runs on a
+     *   loaded 2-core machine (4 PEs oversubscribed it).
      * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
      *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
      *   (256 B) through the lines with no barrier, past that into the
@@ -202,8 +201,7 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
         return shoal_coll_hier_useful(g) ? SHOAL_ALGO_HIER : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_REDUCE:
         if (shoal_coll_rd_fits(g, bytes) && islands) return SHOAL_ALGO_RD;
-        if (islands && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES && bytes / RING_MEMBER_BYTES >= (size_t)g->size)
-            return SHOAL_ALGO_RING;
+        if (islands && g->size == 2 && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES) return SHOAL_ALGO_RING;
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;

@@ -141,8 +141,8 @@ int main(void)
     report("fcollect 4 KiB", t);
     CHECK_MSG(t.put <= 2L * rounds * CALLS, "fcollect 4 KiB: %ld puts in %d calls", t.put, CALLS);
 
-    /* sum_reduce of 128 KiB: the ring, 2(n-1) puts and flags after one
-     * barrier. */
+    /* sum_reduce of 128 KiB: the ring at 2 PEs (2 puts and flags after one
+     * barrier), the tree past that; no read-back only for the ring. */
     enum { LARGE = 16384 };
     long *lsrc = shmem_malloc(LARGE * sizeof(long)), *ldst = shmem_malloc(LARGE * sizeof(long));
     memset(&c, 0, sizeof c);
@@ -154,8 +154,10 @@ int main(void)
                       i, k, ldst[k]);
     }
     t = c;
-    report("sum_reduce 128 KiB", t);
-    CHECK_MSG(t.put <= 2L * (n - 1) * CALLS, "sum_reduce 128 KiB: %ld puts in %d calls", t.put, CALLS);
+    if (n == 2) {
+        report("sum_reduce 128 KiB", t);
+        CHECK_MSG(t.put == 2L * CALLS, "sum_reduce 128 KiB: %ld puts in %d calls, want 2 each", t.put, CALLS);
+    }
     shmem_free(ldst);
     shmem_free(lsrc);
 
