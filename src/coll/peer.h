@@ -34,7 +34,11 @@ _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP
  * before it. A team has room for all of them; in a pSync, UP uses the round
  * words and DOWN shares the leaders' round words (no call runs both), so an
  * active set may hold 2^24 members. */
-enum { SHOAL_COLL_AUX_UP = 32, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
+/* Aux words 32 .. 63 of a team hold api/debug.c's heap and collective
+ * records (the world team's are read remotely after a barrier, while the
+ * next collective may already run): no collective word may sit there. */
+enum { SHOAL_COLL_AUX_DEBUG = 32, SHOAL_COLL_AUX_DEBUG_END = 64 };
+enum { SHOAL_COLL_AUX_UP = 96, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
 #define SHOAL_COLL_TREE_LEVELS 32
 #define SHOAL_COLL_SET_TREE_LEVELS SHOAL_COLL_LEAD_ROUNDS
 
