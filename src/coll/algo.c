@@ -22,7 +22,7 @@
 
 /* Where the ring all-reduce of two members takes over from the tree
  * (see below). */
-#define RING_MIN_BYTES ((size_t)64 * 1024)
+#define RING_MIN_BYTES ((size_t)256 * 1024)
 
 static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast", "collect",
                                                           "alltoall", "reduce", "scan"};
@@ -180,8 +180,10 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
      *   after one barrier each member sends half the vector and gets the
      *   other half back reduced (2 steps of a put and a flag), where the
      *   tree's root reads the whole vector back and sends it all down.
-     *   Measured over SHMEM_TRANSPORT=ofi at 2 PEs, 64 KiB to 1 MiB, median
-     *   of 5 alternating runs: ring 0.15x-0.46x of the tree. At 4 PEs the
+     *   Measured over SHMEM_TRANSPORT=ofi at 2 PEs, median of 5
+     *   alternating runs: ring 0.23x of the tree at 256 KiB, 0.15x at
+     *   1 MiB; at 64 KiB one run gave 0.46x, another 1.4x, so the ring
+     *   starts at 256 KiB. At 4 PEs the
      *   tree won (ring 1.4x-4.1x, 3 runs; its 2(n-1) dependent steps to the
      *   tree's 2 log2(n)), so larger teams keep the tree. Both runs on a
      *   loaded 2-core machine (4 PEs oversubscribed it).

@@ -141,22 +141,22 @@ int main(void)
     report("fcollect 4 KiB", t);
     CHECK_MSG(t.put <= 2L * rounds * CALLS, "fcollect 4 KiB: %ld puts in %d calls", t.put, CALLS);
 
-    /* sum_reduce of 128 KiB: the ring at 2 PEs (2 puts and flags after one
+    /* sum_reduce of 256 KiB: the ring at 2 PEs (2 puts and flags after one
      * barrier), the tree past that; no read-back only for the ring. */
-    enum { LARGE = 16384 };
+    enum { LARGE = 32768 };
     long *lsrc = shmem_malloc(LARGE * sizeof(long)), *ldst = shmem_malloc(LARGE * sizeof(long));
     memset(&c, 0, sizeof c);
     for (int i = 0; i < CALLS; i++) {
         for (int k = 0; k < LARGE; k++) lsrc[k] = me + i + k;
         CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ldst, lsrc, LARGE) == 0);
         for (int k = 0; k < LARGE; k += 31)
-            CHECK_MSG(ldst[k] == (long)n * (n - 1) / 2 + (long)n * (i + k), "sum_reduce 128 KiB call %d elem %d: %ld",
+            CHECK_MSG(ldst[k] == (long)n * (n - 1) / 2 + (long)n * (i + k), "sum_reduce 256 KiB call %d elem %d: %ld",
                       i, k, ldst[k]);
     }
     t = c;
     if (n == 2) {
-        report("sum_reduce 128 KiB", t);
-        CHECK_MSG(t.put == 2L * CALLS, "sum_reduce 128 KiB: %ld puts in %d calls, want 2 each", t.put, CALLS);
+        report("sum_reduce 256 KiB", t);
+        CHECK_MSG(t.put == 2L * CALLS, "sum_reduce 256 KiB: %ld puts in %d calls, want 2 each", t.put, CALLS);
     }
     shmem_free(ldst);
     shmem_free(lsrc);
