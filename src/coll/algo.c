@@ -20,6 +20,10 @@
 #include "core/runtime.h"
 #include "sync/group.h"
 
+/* Where the ring all-reduce of two members takes over from the tree
+ * (see below). */
+#define RING_MIN_BYTES ((size_t)256 * 1024)
+
 static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast", "collect",
                                                           "alltoall", "reduce", "scan"};
 
@@ -27,9 +31,9 @@ static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast",
 static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_BARRIER] = {"dissemination", "linear", [SHOAL_ALGO_HIER] = "hier"},
     [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot", "tree"},
-    [SHOAL_COLL_COLLECT] = {"direct", "linear"},
+    [SHOAL_COLL_COLLECT] = {"direct", "linear", [SHOAL_ALGO_BRUCK] = "bruck"},
     [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
-    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd"},
+    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd", [SHOAL_ALGO_RING] = "ring"},
     [SHOAL_COLL_SCAN] = {"direct", NULL},
 };
 
@@ -127,6 +131,12 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
         if (forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
             return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_TREE && !shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_DIRECT;
+        /* A forced ring on an active set: tree (or direct). */
+        if (forced[kind] == SHOAL_ALGO_RING && !shoal_coll_ring_fits(g))
+            return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+        /* Forced bruck on an active set (no lines), or of nothing: direct. */
+        if (forced[kind] == SHOAL_ALGO_BRUCK && !shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0))
+            return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
     }
     /* Small reductions and broadcasts on a team: one exchange of lines and
@@ -156,28 +166,49 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
      *   barrier; direct needs two barriers and a get from every member per
      *   8 KiB chunk of every slice plus a put to every member, i.e. n^2
      *   small round trips per chunk row (same setting: 3x to 20x).
-     *   Up to SHOAL_RD_BYTES (256 B) on a team whose members each have a
-     *   host of their own, recursive doubling halves that again: log2(n)
-     *   rounds of one put and one flag, all members busy at once. Where
-     *   hosts hold several members it would send every member across the
-     *   fabric in the later rounds, while the host-ordered tree crosses
+     *   Up to SHOAL_RD_BYTES (256 B) on a team whose members are islands
+     *   (each on a host of its own, or no PE maps another's memory:
+     *   SHMEM_TRANSPORT forced), recursive doubling halves that again:
+     *   log2(n) rounds of one put and one flag, all members busy at once.
+     *   Where hosts hold several members it would send every member across
+     *   the fabric in the later rounds, while the host-ordered tree crosses
      *   only between hosts' first members; measured on 2 simulated hosts
      *   of 2 PEs, the tree took 258 us for 8 B and rd 453 us. Past 256 B
      *   rd's per-round lines would cost too much of the internal area per
      *   team, and the tree pipelines.
+     *   Large vectors on a team of two islands go round a ring (ring.c):
+     *   after one barrier each member sends half the vector and gets the
+     *   other half back reduced (2 steps of a put and a flag), where the
+     *   tree's root reads the whole vector back and sends it all down.
+     *   Measured over SHMEM_TRANSPORT=ofi at 2 PEs, median of 5
+     *   alternating runs: ring 0.23x of the tree at 256 KiB, 0.15x at
+     *   1 MiB; at 64 KiB one run gave 0.46x, another 1.4x, so the ring
+     *   starts at 256 KiB. At 4 PEs the
+     *   tree won (ring 1.4x-4.1x, 3 runs; its 2(n-1) dependent steps to the
+     *   tree's 2 log2(n)), so larger teams keep the tree. Both runs on a
+     *   loaded 2-core machine (4 PEs oversubscribed it).
+     * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
+     *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
+     *   (256 B) through the lines with no barrier, past that into the
+     *   dests after one entry barrier. The direct pull costs two barriers
+     *   and n-1 gets (each a round trip) in a row.
      * Active sets (pSync) get the tree for reduce only; their broadcast
      *   keeps the barriers (tree.c says why). An active set of every PE
      *   is the world team (api/coll_api.c), so it gets both.
-     * Collect, alltoall and scan keep the direct pulls, which move each
-     *   byte once over the fabric. */
+     * Collect, alltoall and scan keep the direct pulls,
+     *   which move each byte once over the fabric. */
+    const int islands = shoal_coll_group_hosts(g) == g->size || !shoal_rt.mapped_shm;
     switch (kind) {
     case SHOAL_COLL_BARRIER:
         return shoal_coll_hier_useful(g) ? SHOAL_ALGO_HIER : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_REDUCE:
-        if (shoal_coll_rd_fits(g, bytes) && shoal_coll_group_hosts(g) == g->size) return SHOAL_ALGO_RD;
+        if (shoal_coll_rd_fits(g, bytes) && islands) return SHOAL_ALGO_RD;
+        if (islands && g->size == 2 && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES) return SHOAL_ALGO_RING;
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+    case SHOAL_COLL_COLLECT:
+        return islands && shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
     default:
         return SHOAL_ALGO_DIRECT;
     }

@@ -62,7 +62,7 @@ enum shoal_coll_kind {
 };
 enum shoal_coll_algo {
     SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGO_TREE, SHOAL_ALGO_HIER, SHOAL_ALGO_RD,
-    SHOAL_ALGOS
+    SHOAL_ALGO_BRUCK, SHOAL_ALGO_RING, SHOAL_ALGOS
 };
 
 /* Whether a reduction or broadcast of bytes can run one-shot on g: a team
@@ -132,6 +132,15 @@ shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_b
 int shoal_coll_rd_fits(const struct shoal_group *g, size_t bytes);
 shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                     size_t nelems, size_t es, shoal_coll_combine_fn combine);
+/* Bruck's allgather (bruck.c): teams of at most 2^16 members, blocks of
+ * any nonzero size. */
+int shoal_coll_bruck_fits(const struct shoal_group *g, size_t bytes);
+shoal_status_t shoal_coll_fcollect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                         size_t bytes);
+/* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
+int shoal_coll_ring_fits(const struct shoal_group *g);
+shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                      size_t nelems, size_t es, shoal_coll_combine_fn combine);
 shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                  size_t nelems, int dtype, int op);
 /* Rank r's dest gets the sum over ranks 0..r (inclusive) or 0..r-1

@@ -24,6 +24,7 @@
 #include "coll/peer.h"
 #include "core/runtime.h"
 #include "sync/backoff.h"
+#include "sync/word.h"
 
 /* Waits until this member's aux word i signals, and consumes it in
  * counting mode. */
@@ -45,6 +46,27 @@ static void signal_word(const struct shoal_group *g, int rank, size_t i, uint64_
         shoal_group_aux_store(g, rank, i, epoch);
     else
         shoal_group_aux_add(g, rank, i, 1);
+}
+
+/* A leaders' round signal. Only a leader's first signal through the
+ * transport fences (*fenced records it): that orders the leader's earlier
+ * puts before it, and each later signal is caused by it, as in
+ * sync/barrier.c.
+ * A fence per round would wait out the previous round's signal (a fabric
+ * round trip) for nothing. */
+static void lead_signal(const struct shoal_group *g, int rank, size_t i, uint64_t epoch, int *fenced)
+{
+    const int pe = shoal_group_pe(g, rank);
+    const size_t off = g->aux_offset + i * sizeof(uint64_t);
+    if (shoal_rt.peers[pe].direct && (g->epoch || !shoal_rt.amo_fabric)) {
+        signal_word(g, rank, i, epoch);
+        return;
+    }
+    if (!*fenced) shoal_rt.transport->fence(NULL);
+    *fenced = 1;
+    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)g->seg, off, 8,
+                                                g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? epoch : 1, 0, NULL);
+    if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
 }
 
 int shoal_coll_hier_useful(const struct shoal_group *g)
@@ -71,8 +93,10 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
     struct shoal_backoff b = {0};
     while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1)) shoal_backoff_wait(&b);
     if (members > 1) shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
+    int fenced = 0;
     for (int r = 0, dist = 1; dist < h.hosts; r++, dist <<= 1) {
-        signal_word(g, h.order[h.start[(h.host + dist) % h.hosts]], SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch);
+        lead_signal(g, h.order[h.start[(h.host + dist) % h.hosts]], SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch,
+                    &fenced);
         await_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch);
     }
     for (int p = first + 1; p < first + members; p++) signal_word(g, h.order[p], SHOAL_COLL_AUX_HOST_RELEASE, epoch);

@@ -23,6 +23,9 @@ _Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must 
  * LEAD_ROUND + r is round r of the leaders' dissemination. They fit a pSync,
  * so active sets use it too. */
 enum { SHOAL_COLL_AUX_HOST_ARRIVE = 4, SHOAL_COLL_AUX_HOST_RELEASE = 5, SHOAL_COLL_AUX_LEAD_ROUND = 8 };
+/* The ring all-reduce (ring.c, teams only): RING on a member is written
+ * only by the member before it. */
+enum { SHOAL_COLL_AUX_RING = 6 };
 #define SHOAL_COLL_LEAD_ROUNDS 24
 _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP_SET_AUX,
                "the hierarchical barrier's words must fit a user pSync");
@@ -31,7 +34,11 @@ _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP
  * before it. A team has room for all of them; in a pSync, UP uses the round
  * words and DOWN shares the leaders' round words (no call runs both), so an
  * active set may hold 2^24 members. */
-enum { SHOAL_COLL_AUX_UP = 32, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
+/* Aux words 32 .. 63 of a team hold api/debug.c's heap and collective
+ * records (the world team's are read remotely after a barrier, while the
+ * next collective may already run): no collective word may sit there. */
+enum { SHOAL_COLL_AUX_DEBUG = 32, SHOAL_COLL_AUX_DEBUG_END = 64 };
+enum { SHOAL_COLL_AUX_UP = 96, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
 #define SHOAL_COLL_TREE_LEVELS 32
 #define SHOAL_COLL_SET_TREE_LEVELS SHOAL_COLL_LEAD_ROUNDS
 

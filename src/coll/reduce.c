@@ -9,8 +9,8 @@
  *   member's dest. The N members work in parallel on disjoint slices.
  * linear: rank 0 does the same over the whole vector while the others wait
  *   (the root-based form).
- * oneshot (oneshot.c), tree (tree.c) and rd (rd.c) keep their own
- *   invariants.
+ * oneshot (oneshot.c), tree (tree.c), rd (rd.c) and ring (ring.c) keep
+ *   their own invariants.
  *
  * Safety: between the entry and exit syncs each byte range of the vector is
  * read and written by exactly one member (the owner of its slice), which
@@ -46,6 +46,7 @@ shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf de
     if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_reduce_oneshot(g, dest, src, nelems, es, combine);
     if (algo == SHOAL_ALGO_TREE) return shoal_coll_reduce_tree(g, dest, src, nelems, es, combine);
     if (algo == SHOAL_ALGO_RD) return shoal_coll_reduce_rd(g, dest, src, nelems, es, combine);
+    if (algo == SHOAL_ALGO_RING) return shoal_coll_reduce_ring(g, dest, src, nelems, es, combine);
     size_t lo = 0, hi = 0;
     if (algo == SHOAL_ALGO_LINEAR) {
         if (g->rank == 0) hi = bytes;

@@ -55,8 +55,9 @@
 #include "sync/backoff.h"
 #include "sync/word.h"
 
-_Static_assert(SHOAL_COLL_AUX_DOWN + SHOAL_COLL_TREE_LEVELS <= SHOAL_SYNC_AUX, "tree words must fit a team slot");
-_Static_assert(SHOAL_COLL_AUX_UP + SHOAL_COLL_TREE_LEVELS <= SHOAL_COLL_AUX_DOWN, "tree words overlap");
+_Static_assert(SHOAL_COLL_AUX_UP + SHOAL_COLL_TREE_LEVELS <= SHOAL_SYNC_AUX, "tree words must fit a team slot");
+_Static_assert((int)SHOAL_COLL_AUX_DOWN + SHOAL_COLL_TREE_LEVELS <= (int)SHOAL_COLL_AUX_UP, "tree words overlap");
+_Static_assert((int)SHOAL_COLL_AUX_DOWN >= (int)SHOAL_COLL_AUX_DEBUG_END, "tree words overlap the debug records");
 _Static_assert(SHOAL_COLL_SET_TREE_LEVELS <= SHOAL_GROUP_SET_ROUNDS, "UP words must fit a pSync's rounds");
 
 int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind)

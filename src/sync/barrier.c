@@ -54,19 +54,42 @@ uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, ui
     return shoal_word_add(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
 }
 
+/* Signals round word off on pe: stores v (epoch mode) or adds one. Only the
+ * first signal through the transport fences (*fenced records it): that
+ * orders this PE's earlier puts before it, and every later signal of the
+ * barrier is caused by an earlier one, so members learn of those puts
+ * through the chain. A fence per round would wait out the previous round's
+ * signal over the fabric (a round trip) for nothing. */
+static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64_t v, int *fenced)
+{
+    uint64_t *p = shoal_route_direct(g->seg, off, pe);
+    if (p && (g->epoch || !shoal_rt.amo_fabric)) {
+        if (g->epoch)
+            __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        else
+            __atomic_fetch_add(p, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    if (!*fenced) shoal_rt.transport->fence(NULL);
+    *fenced = 1;
+    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)g->seg, off, 8,
+                                                g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1, 0, NULL);
+    if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
+}
+
 void shoal_group_sync(struct shoal_group *g)
 {
     const int n = g->size, me = g->rank, my_pe = shoal_group_pe(g, me);
     const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    int fenced = 0;
     for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
         const int peer = shoal_group_pe(g, (me + dist) % n);
         const uint64_t *mine = shoal_route_direct(g->seg, round_offset(g, r), my_pe);
         struct shoal_backoff b = {0};
+        round_signal(g, round_offset(g, r), peer, epoch, &fenced);
         if (g->epoch) {
-            shoal_word_store(g->seg, round_offset(g, r), peer, epoch);
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
         } else {
-            shoal_word_add(g->seg, round_offset(g, r), peer, 1);
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
             shoal_word_add(g->seg, round_offset(g, r), my_pe, (uint64_t)-1);
         }

@@ -40,7 +40,8 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_COLL_ALGORITHM", SHOAL_CONFIG_STRING, "auto",
      "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
      "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot, "
-     "hier (barrier across hosts), tree (broadcast, reduce), rd (recursive-doubling reduce)).",
+     "hier (barrier across hosts), tree (broadcast, reduce), rd (recursive-doubling reduce of small vectors), "
+     "ring (ring reduce-scatter + allgather reduce), bruck (Bruck fcollect)).",
      FIELD(coll_algorithm)},
     {"SHMEM_BOOTSTRAP_TLS", SHOAL_CONFIG_BOOL, "1",
      "TLS 1.3 on the bootstrap between hosts (oshrun --nnodes). Turning it off leaves job membership, "

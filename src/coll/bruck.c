@@ -1,0 +1,93 @@
+/* bruck.c: fcollect by Bruck's allgather, for teams whose members are
+ * reached through RMA. Member i holds blocks i .. i+d-1 (mod n) before
+ * round r, d = 2^r; in the round it sends the first min(d, n - d) of them
+ * to member i - d and receives as many from member i + d, which are blocks
+ * i + d onwards. After ceil(log2 n) rounds of one put and one flag each it
+ * holds all n blocks. Any n, no read-back: every wait is on this member's
+ * own memory.
+ *
+ * Small blocks (ceil(n/2) of them fit a line, 256 B) travel through the
+ *   tagged lines (lines.h): the member keeps its blocks in rotated order
+ *   (block (i + k) mod n at position k), receives round r's into line r
+ *   and unrotates them into its dest at the end. No barrier: each member
+ *   reads only its own source and writes only its own dest. Round r's line
+ *   of member i has one writer, member i + 2^r; every member's result needs
+ *   every member's block (each block leaves its owner only once the owner
+ *   is in the call), which is what lines.h needs for reuse.
+ * Larger blocks go straight into the receiver's dest at their final place
+ *   (the blocks sent are contiguous there but for one wrap), so an entry
+ *   barrier first makes every dest free; line r's tag still says round r's
+ *   data are there. No exit barrier: a member returns once its own dest is
+ *   complete, having read only its own source and dest, and its puts were
+ *   delivered before their flags. */
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/lines.h"
+
+/* The most this member holds: n blocks with ceil(n/2) of them fitting a
+ * line, so at most twice a line. */
+#define BRUCK_HELD (2 * SHOAL_RD_BYTES)
+
+int shoal_coll_bruck_fits(const struct shoal_group *g, size_t bytes)
+{
+    return bytes && shoal_coll_lines_fit(g, 0);
+}
+
+static int in_lines(const struct shoal_group *g, size_t bytes)
+{
+    const size_t half = ((size_t)g->size + 1) / 2;
+    return bytes <= SHOAL_RD_BYTES && shoal_coll_lines_fit(g, bytes * half);
+}
+
+static shoal_status_t bruck_into_dests(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                       size_t bytes)
+{
+    const int n = g->size, me = g->rank;
+    char *out = shoal_coll_at(g, dest, me, 0);
+    const char *in = shoal_coll_at(g, src, me, 0);
+    if (in != out + (size_t)me * bytes) memcpy(out + (size_t)me * bytes, in, bytes);
+    shoal_coll_barrier(g);
+    int p;
+    const uint64_t tag = shoal_coll_lines_begin(g, &p);
+    shoal_status_t st = SHOAL_OK;
+    for (int r = 0, d = 1; d < n; r++, d <<= 1) {
+        const int to = (me - d + n) % n, count = d < n - d ? d : n - d;
+        const int head = me + count <= n ? count : n - me; /* blocks me .. before the wrap */
+        shoal_status_t s = shoal_coll_put(g, dest, to, (size_t)me * bytes, out + (size_t)me * bytes,
+                                          (size_t)head * bytes);
+        if (s == SHOAL_OK && count > head) s = shoal_coll_put(g, dest, to, 0, out, (size_t)(count - head) * bytes);
+        if (st == SHOAL_OK) st = s;
+        /* A full fence: a large memcpy into a direct member may use
+         * non-temporal stores, which the flag's release store alone does
+         * not order. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        s = shoal_coll_line_send(g, to, p, r, tag, NULL, 0);
+        if (st == SHOAL_OK) st = s;
+        (void)shoal_coll_line_receive(g, p, r, tag);
+    }
+    return st;
+}
+
+shoal_status_t shoal_coll_fcollect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                         size_t bytes)
+{
+    if (!in_lines(g, bytes)) return bruck_into_dests(g, dest, src, bytes);
+    const int n = g->size, me = g->rank;
+    int p;
+    const uint64_t tag = shoal_coll_lines_begin(g, &p);
+    _Alignas(64) unsigned char held[BRUCK_HELD];
+    memcpy(held, shoal_coll_at(g, src, me, 0), bytes);
+    shoal_status_t st = SHOAL_OK;
+    for (int r = 0, d = 1; d < n; r++, d <<= 1) {
+        const size_t len = (size_t)(d < n - d ? d : n - d) * bytes;
+        shoal_status_t s = shoal_coll_line_send(g, (me - d + n) % n, p, r, tag, held, len);
+        if (st == SHOAL_OK) st = s;
+        memcpy(held + (size_t)d * bytes, shoal_coll_line_receive(g, p, r, tag), len);
+    }
+    char *out = shoal_coll_at(g, dest, me, 0);
+    const size_t head = (size_t)(n - me) * bytes; /* blocks me .. n-1 */
+    memcpy(out + (size_t)me * bytes, held, head);
+    memcpy(out, held + head, (size_t)me * bytes);
+    return st;
+}

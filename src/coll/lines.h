@@ -1,0 +1,75 @@
+/* lines.h: the tagged lines of a team slot (core/internal.h) that carry
+ * small vectors between members without a barrier: recursive doubling
+ * (rd.c) and Bruck's allgather (bruck.c) share them.
+ *
+ * A writer puts its data into the reader's line, then stores the call's tag
+ * (the team's epoch, so it only grows) after a fence; the reader waits on
+ * its own memory. Two sets alternate by this member's count of line calls
+ * (rd_calls), alike on every member since every member makes the same
+ * calls. A line of set p written in line call k was last written in call
+ * k-2, and its reader finished with it then, provided every such call
+ * completes only once every member has entered it (each member's result
+ * needs every member's contribution): the writer is in call k, so it
+ * finished call k-1, so every member had entered call k-1 and was done with
+ * call k-2. Each line has one writer per call. */
+#ifndef SHOAL_COLL_LINES_H
+#define SHOAL_COLL_LINES_H
+
+#include <stddef.h>
+
+#include "coll/peer.h"
+#include "core/internal.h"
+#include "sync/backoff.h"
+#include "sync/word.h"
+
+/* Whether g has lines (a team, not a pSync) for rounds of up to bytes, and
+ * at most 2^SHOAL_RD_ROUNDS members. */
+static inline int shoal_coll_lines_fit(const struct shoal_group *g, size_t bytes)
+{
+    return g->epoch && bytes <= SHOAL_RD_BYTES && g->size <= 1 << SHOAL_RD_ROUNDS;
+}
+
+static inline size_t shoal_coll_slot(const struct shoal_group *g)
+{
+    return g->sync_offset - offsetof(struct shoal_team_sync, round);
+}
+
+/* Offset of line i of set p in the team's slot. */
+static inline size_t shoal_coll_line_off(const struct shoal_group *g, int p, int i)
+{
+    return shoal_coll_slot(g) + offsetof(struct shoal_team_sync, rd) +
+           ((size_t)p * SHOAL_RD_LINES + (size_t)i) * sizeof(struct shoal_rd_line);
+}
+
+/* Starts a line call: its tag, and the set (0 or 1) it uses in *set. */
+static inline uint64_t shoal_coll_lines_begin(struct shoal_group *g, int *set)
+{
+    uint64_t *calls = shoal_route_direct(SHOAL_SEG_HEAP, shoal_coll_slot(g) + offsetof(struct shoal_team_sync, rd_calls),
+                                         shoal_group_pe(g, g->rank));
+    *set = (int)(++*calls & 1);
+    return ++*g->epoch;
+}
+
+static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, int rank, int p, int i, uint64_t tag,
+                                                  const void *data, size_t bytes)
+{
+    const size_t at = shoal_coll_line_off(g, p, i);
+    const struct shoal_coll_buf line = {.seg = SHOAL_SEG_HEAP, .off = at + offsetof(struct shoal_rd_line, data)};
+    shoal_status_t st = bytes ? shoal_coll_put(g, line, rank, 0, data, bytes) : SHOAL_OK;
+    /* A release store orders the copy: at most SHOAL_RD_BYTES, far below
+     * where memcpy turns to non-temporal stores. Over the transport the
+     * store fences first. */
+    shoal_word_store(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank), tag);
+    return st;
+}
+
+static inline const unsigned char *shoal_coll_line_receive(const struct shoal_group *g, int p, int i, uint64_t tag)
+{
+    const struct shoal_rd_line *line =
+        shoal_route_direct(SHOAL_SEG_HEAP, shoal_coll_line_off(g, p, i), shoal_group_pe(g, g->rank));
+    struct shoal_backoff b = {0};
+    while (__atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) < tag) shoal_backoff_wait(&b);
+    return line->data;
+}
+
+#endif
