@@ -63,6 +63,7 @@ struct shoal_tls_server {
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
     uint64_t applied;       /* requests read from the stream */
     uint64_t reported;      /* applied as of the last reply written */
+    uint64_t atomics;       /* non-fetching atomics applied */
     char *scratch;          /* a refused put's bytes are read into it */
     struct shoal_tls_server *prev, *next;
 };
@@ -193,11 +194,12 @@ static int serve_one(struct shoal_tls_server *s)
             rep.value = shoal_cpu_amo(p, q.elem, (enum shoal_amo_op)q.amo_op, q.operand, q.cond);
         } else if (!q.fetch) {
             if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
-            return 0;
         } else {
             rep = (struct shoal_tls_rep){no, SHOAL_TLS_ANSWER, q.offset};
         }
-        return q.fetch ? answer(s, rep, NULL, 0) : 0;
+        if (q.fetch) return answer(s, rep, NULL, 0);
+        s->atomics++;
+        return 0;
     }
     default:
         /* Nothing after an unknown header can be trusted to be in step. */
@@ -218,18 +220,20 @@ static void wake(struct shoal_tls_server *s)
  * it): the caller awaits an answer itself, and a large reply written while
  * the asker does the same to us would leave both blocked in writes.
  * Requests found applied and unanswered are acknowledged when the stream
- * is idle: at once with eager (the stream's thread), else on a call that
- * found nothing new, so that a waiting thread first returns to what it
- * waits for (the signal a put just delivered) and acknowledges after. */
+ * is idle: at once with eager (the stream's thread) or after an atomic (a
+ * barrier's or lock's signal, whose sender quiets next), else on a call
+ * that found nothing new, so that a waiting thread first returns to what
+ * it waits for (the flag a put just set) and acknowledges after. */
 static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
 {
     int applied = 0;
+    uint64_t atomics = s->atomics;
     for (;;) {
         if (!shoal_tls_lib.has_pending(s->ssl)) {
             char byte;
             ssize_t r = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
             if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
-                if ((eager || !applied) && s->applied != s->reported) return acknowledge(s);
+                if ((eager || !applied || s->atomics != atomics) && s->applied != s->reported) return acknowledge(s);
                 return 0;
             }
             if (r <= 0) return -1;
