@@ -5,14 +5,17 @@
  * requests; the target's server thread for that stream applies them to its
  * own memory, in order, and answers the ones that return something. So:
  * - a put is one record and no reply; fence needs nothing (one stream is
- *   in order, and one thread applies it), quiet is one FLUSH round trip on
- *   each stream the context has written to since its last quiet;
+ *   in order, and one thread applies it). Whoever applies a stream's
+ *   requests acknowledges them once it finds the stream idle (an ACK that
+ *   counts them), and every answer counts as one too; so quiet only waits
+ *   for the ACKs still missing, usually already arrived (a barrier's quiet
+ *   finds its last signal acknowledged), at worst one trip back;
  * - atomics are CPU atomics applied by the target on its own memory, so
  *   they stay atomic with the target's and its host peers' load/store
  *   atomics: the runtime need not route on-host atomics through here;
  * - a target refuses what falls outside its segments or writes into the
- *   read-only part of static data, and reports it on the reply to the next
- *   request that has one (a FLUSH at the latest); the initiator ends the job.
+ *   read-only part of static data, and reports it on its next reply (an answer or
+ *   an ACK, which quiet waits for at the latest); the initiator ends the job.
  *
  * Authentication: a fresh 32-byte key per job, drawn by PE 0 and handed to
  * every PE by the bootstrap (TLS-protected between hosts), is the external
@@ -38,7 +41,7 @@
 
 /* Wire format: a request header, then for a PUT its len bytes. Every field
  * little-endian (x86 and aarch64 hosts: memory order). */
-enum shoal_tls_op { SHOAL_TLS_PUT = 1, SHOAL_TLS_GET = 2, SHOAL_TLS_AMO = 3, SHOAL_TLS_FLUSH = 4 };
+enum shoal_tls_op { SHOAL_TLS_PUT = 1, SHOAL_TLS_GET = 2, SHOAL_TLS_AMO = 3 };
 struct shoal_tls_req {
     uint8_t op;       /* enum shoal_tls_op */
     uint8_t seg;      /* enum shoal_segment_id */
@@ -51,11 +54,17 @@ struct shoal_tls_req {
     uint64_t operand; /* AMO */
     uint64_t cond;    /* AMO compare-and-swap */
 };
-/* The answer to GET (then len bytes if status is 0), fetching AMO, FLUSH. */
+/* The answer to GET (then len bytes if status is 0) or fetching AMO;
+ * or an ACK, sent unasked when the target finds the stream idle. */
 struct shoal_tls_rep {
-    uint32_t status;  /* 0, or the first refusal since the last reply (enum below) */
-    uint32_t pad;
-    uint64_t value;   /* AMO: the old value; refusals: the refused offset */
+    uint32_t status;  /* 0, or a refusal (enum below) */
+    uint32_t kind;    /* enum shoal_tls_rep_kind */
+    uint64_t value;   /* AMO: the old value; ACK: requests applied so far; refusals: the refused offset */
+};
+enum shoal_tls_rep_kind {
+    SHOAL_TLS_ANSWER = 0,  /* to the request just sent (status: its refusal) */
+    SHOAL_TLS_ACK = 1,     /* status: the first refusal of an unanswered request */
+    SHOAL_TLS_EARLIER = 2, /* instead of an answer: an earlier request was refused */
 };
 enum shoal_tls_refusal { SHOAL_TLS_OUT_OF_RANGE = 1, SHOAL_TLS_READ_ONLY = 2, SHOAL_TLS_BAD_REQUEST = 3 };
 
@@ -64,7 +73,9 @@ struct shoal_tls_conn {
     pthread_mutex_t lock; /* one request (and its reply) at a time */
     SSL *ssl;
     int fd;
-    int dirty; /* puts or non-fetching AMOs sent since the last FLUSH */
+    uint64_t sent;   /* requests written on the stream */
+    uint64_t acked;  /* of which the target has said they are applied */
+    unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
 };
 
 struct shoal_tctx {
@@ -97,6 +108,10 @@ struct shoal_tls {
     pthread_mutex_t serve_lock;
     struct shoal_tls_server *servers;
     atomic_int handshakes; /* in progress, bounded so strangers cannot exhaust threads */
+    /* When a waiting thread last applied peers' requests (CLOCK_MONOTONIC
+     * ns; 0: none lately): server threads leave their streams to it
+     * meanwhile rather than wake for each request and fight it for a core. */
+    atomic_llong served_ns;
 };
 
 extern struct shoal_tls shoal_tls;
@@ -172,6 +187,8 @@ shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 /* Applies, in the calling thread, the requests peers have sent; gets only
  * with gets set (tls_server.c says why). */
 void shoal_tls_serve(int gets);
+/* The waiting thread stops applying requests: server threads take over now. */
+void shoal_tls_serve_release(void);
 void shoal_tls_server_stop(void);
 
 /* tls_client.c: this PE's requests. */

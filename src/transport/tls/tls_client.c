@@ -3,11 +3,13 @@
  * A context holds one stream per target PE, opened at its first use. A
  * stream carries one request at a time (its lock also covers the reply),
  * so several threads on one context take turns, and threads with their own
- * contexts never meet. Puts and non-fetching atomics are sent and not
- * answered; quiet sends FLUSH on every stream written since the last quiet
- * (all first, then collects the answers) so its cost is one round trip,
- * not one per peer. A stream that breaks, or a refusal reported by the
- * target, ends the job with one line naming the operation and the PE. */
+ * contexts never meet. Puts and non-fetching atomics are sent at once
+ * (the target applies them without waiting for anything more from us) and
+ * not answered; the target acknowledges them when it finds the stream idle.
+ * Quiet reads the ACKs that have come and waits only on streams that still
+ * miss some, all at once, so it costs one round trip at most, not one per
+ * peer. A stream that breaks, or a refusal reported by the target, ends the
+ * job with one line naming the operation and the PE. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,9 @@
 #define CONNECT_SECONDS 30.0
 /* Puts up to this size go out as one record with their header. */
 #define SMALL_PUT 4096
+/* Requests sent without reading the stream before queued ACKs are read:
+ * keeps them few enough that the target never blocks writing them. */
+#define UNREAD_MAX 64
 
 static __attribute__((noreturn)) void stream_failed(const char *what, int pe, const char *reason)
 {
@@ -140,6 +145,51 @@ static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const 
     stream_failed(what, pe, reason);
 }
 
+/* Takes in an ACK read from c. */
+static void take_ack(struct shoal_tls_conn *c, const struct shoal_tls_rep *rep, const char *what, int pe)
+{
+    if (rep->status) refused(what, pe, rep);
+    if (rep->value > c->sent || rep->value < c->acked) stream_failed(what, pe, "an acknowledgement out of step");
+    __atomic_store_n(&c->acked, rep->value, __ATOMIC_RELAXED);
+}
+
+/* Reads the answer to the request just sent, taking in the ACKs before it.
+ * The answer says that every request before it was applied too. */
+static void read_answer(struct shoal_tls_conn *c, struct shoal_tls_rep *rep, const char *what, int pe)
+{
+    for (;;) {
+        recv_or_fail(c, rep, sizeof *rep, what, pe);
+        if (rep->kind != SHOAL_TLS_ACK) break;
+        take_ack(c, rep, "a put or atomic before it", pe);
+    }
+    c->unread = 0;
+    if (rep->kind == SHOAL_TLS_EARLIER) refused("a put or atomic before it", pe, rep);
+    if (rep->kind != SHOAL_TLS_ANSWER) stream_failed(what, pe, "a malformed answer");
+    if (rep->status) refused(what, pe, rep);
+    __atomic_store_n(&c->acked, c->sent, __ATOMIC_RELAXED);
+}
+
+/* Reads the ACKs that have arrived, without waiting. */
+static void read_acks(struct shoal_tls_conn *c, const char *what, int pe)
+{
+    for (;;) {
+        char byte;
+        if (!shoal_tls_lib.has_pending(c->ssl) && recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) break;
+        struct shoal_tls_rep rep;
+        recv_or_fail(c, &rep, sizeof rep, what, pe);
+        if (rep.kind != SHOAL_TLS_ACK) stream_failed(what, pe, "an answer nothing asked for");
+        take_ack(c, &rep, what, pe);
+    }
+    c->unread = 0;
+}
+
+/* Counts a request just written that has no answer. */
+static void sent_unanswered(struct shoal_tls_conn *c, const char *what, int pe)
+{
+    __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
+    if (++c->unread >= UNREAD_MAX) read_acks(c, what, pe);
+}
+
 shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
                              size_t len)
 {
@@ -157,7 +207,7 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
         send_or_fail(c, &q, sizeof q, "put", pe);
         send_or_fail(c, src, len, "put", pe);
     }
-    __atomic_store_n(&c->dirty, 1, __ATOMIC_RELAXED);
+    sent_unanswered(c, "put", pe);
     unlock_stream(c, &old);
     return SHOAL_OK;
 }
@@ -171,8 +221,8 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     sigset_t old;
     struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
     send_or_fail(c, &q, sizeof q, "get", pe);
-    recv_or_fail(c, &rep, sizeof rep, "get", pe);
-    if (rep.status) refused("get", pe, &rep);
+    __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
+    read_answer(c, &rep, "get", pe);
     recv_or_fail(c, dst, len, "get", pe);
     unlock_stream(c, &old);
     return SHOAL_OK;
@@ -189,11 +239,11 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     send_or_fail(c, &q, sizeof q, "atomic", pe);
     if (fetched) {
         struct shoal_tls_rep rep;
-        recv_or_fail(c, &rep, sizeof rep, "atomic", pe);
-        if (rep.status) refused("atomic", pe, &rep);
+        __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
+        read_answer(c, &rep, "atomic", pe);
         *fetched = rep.value;
     } else {
-        __atomic_store_n(&c->dirty, 1, __ATOMIC_RELAXED);
+        sent_unanswered(c, "atomic", pe);
     }
     unlock_stream(c, &old);
     return SHOAL_OK;
@@ -207,38 +257,46 @@ void shoal_tls_fence(shoal_tctx_t *ctx)
     atomic_thread_fence(memory_order_seq_cst);
 }
 
+static int unacked(struct shoal_tls_conn *c)
+{
+    return __atomic_load_n(&c->acked, __ATOMIC_RELAXED) != __atomic_load_n(&c->sent, __ATOMIC_RELAXED);
+}
+
 void shoal_tls_quiet(shoal_tctx_t *ctx)
 {
     struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
-    const struct shoal_tls_req flush = {.op = SHOAL_TLS_FLUSH};
     atomic_thread_fence(memory_order_seq_cst);
-    /* Which streams this call flushed (and holds locked): another thread's
-     * quiet on the same context may be flushing others. */
+    /* Which streams this call waits on (and holds locked): another thread's
+     * quiet on the same context may be waiting on others. */
     unsigned char small[256], *mine = small;
     if (shoal_tls.n_pes > (int)sizeof small && !(mine = malloc((size_t)shoal_tls.n_pes)))
         stream_failed("quiet", shoal_tls.my_pe, "out of memory");
     sigset_t old;
     shoal_tls_sigpipe_block(&old);
     /* Locks are taken in PE order and a get holds one at most: no cycle. */
+    const char *what = "a put or atomic completed by quiet";
     for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
         struct shoal_tls_conn *c = &t->conn[pe];
         mine[pe] = 0;
-        if (!__atomic_load_n(&c->dirty, __ATOMIC_RELAXED)) continue;
+        if (!unacked(c)) continue;
         pthread_mutex_lock(&c->lock);
-        if (c->dirty) {
-            send_or_fail(c, &flush, sizeof flush, "quiet", pe);
-            mine[pe] = 1; /* answer pending; lock kept until it is read */
-        } else {
+        if (c->acked != c->sent) read_acks(c, what, pe);
+        if (c->acked != c->sent)
+            mine[pe] = 1; /* lock kept until the last ACK is read */
+        else
             pthread_mutex_unlock(&c->lock);
-        }
     }
+    /* The targets acknowledge by themselves once they have applied all. */
     for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
         if (!mine[pe]) continue;
         struct shoal_tls_conn *c = &t->conn[pe];
-        struct shoal_tls_rep rep;
-        recv_or_fail(c, &rep, sizeof rep, "quiet", pe);
-        if (rep.status) refused("a put or atomic completed by quiet", pe, &rep);
-        __atomic_store_n(&c->dirty, 0, __ATOMIC_RELAXED);
+        while (c->acked != c->sent) {
+            struct shoal_tls_rep rep;
+            recv_or_fail(c, &rep, sizeof rep, what, pe);
+            if (rep.kind != SHOAL_TLS_ACK) stream_failed("quiet", pe, "an answer nothing asked for");
+            take_ack(c, &rep, what, pe);
+        }
+        c->unread = 0;
         pthread_mutex_unlock(&c->lock);
     }
     shoal_tls_sigpipe_restore(&old);

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +32,18 @@
 #define HANDSHAKES_MAX 32
 #define HANDSHAKE_SECONDS 10.0
 #define DRAIN_SIZE ((size_t)64 * 1024)
+/* Gets up to this size are answered in one record, and by a thread that
+ * awaits an answer itself: the reply fits in the socket's send buffer (the
+ * asker reads each reply before its next request), so writing it cannot
+ * block. */
+#define SMALL_GET 4096
+/* How long server threads leave their streams to a waiting thread after
+ * it last applied them, if it calls often (it spins: no further apart than
+ * SPINNING_NS); short, so that a request arriving after the wait ended, or
+ * while the waiter lost its core, is not held long. A waiter that sleeps
+ * between calls (a long wait's back-off) leaves the streams to the threads. */
+#define LEASE_NS 50000LL
+#define SPINNING_NS 20000LL
 
 /* One accepted stream and its thread. A thread that ends marks itself
  * done; the acceptor (at its next stream) and stop join and free it, so no
@@ -43,8 +57,13 @@ struct shoal_tls_server {
     struct sockaddr_in from;
     SSL *ssl;               /* set once the handshake is done */
     pthread_mutex_t lock;   /* held while applying requests */
-    int wake_fd;            /* eventfd: a request left to the thread (a get) */
+    int wake_fd;            /* eventfd: a request left to the thread (a get), or the lease ended */
+    atomic_int parked;      /* the thread sleeps on wake_fd only, leaving fd to a waiter */
+    atomic_int polling;     /* the thread may sleep on fd unaware of requests a waiter took */
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
+    uint64_t applied;       /* requests read from the stream */
+    uint64_t reported;      /* applied as of the last reply written */
+    uint64_t atomics;       /* non-fetching atomics applied */
     char *scratch;          /* a refused put's bytes are read into it */
     struct shoal_tls_server *prev, *next;
 };
@@ -96,12 +115,57 @@ static int drain(SSL *ssl, uint64_t len, char *scratch)
     return 0;
 }
 
-/* Applies one request. Returns -1 when the stream is broken or closed. */
-static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
+static long long now_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Writes the answer to the request just applied (for a get, data follows
+ * unless refused), or instead the refusal of an earlier one, which ends the
+ * job at the initiator. Either way every request so far is accounted for. */
+static int answer(struct shoal_tls_server *s, struct shoal_tls_rep rep, const void *data, size_t len)
+{
+    if (s->pending.status) {
+        rep = s->pending;
+        rep.kind = SHOAL_TLS_EARLIER;
+        s->pending = (struct shoal_tls_rep){0, 0, 0};
+        data = NULL;
+    }
+    s->reported = s->applied;
+    if (rep.status) data = NULL;
+    if (data && len <= SMALL_GET) {
+        /* One record, one system call. */
+        char buf[sizeof rep + SMALL_GET];
+        memcpy(buf, &rep, sizeof rep);
+        memcpy(buf + sizeof rep, data, len);
+        return shoal_tls_write(s->ssl, buf, sizeof rep + len);
+    }
+    if (shoal_tls_write(s->ssl, &rep, sizeof rep) != 0) return -1;
+    return data ? shoal_tls_write(s->ssl, data, len) : 0;
+}
+
+/* Says every request so far is applied (with the first refusal among them). */
+static int acknowledge(struct shoal_tls_server *s)
+{
+    struct shoal_tls_rep ack = {0, SHOAL_TLS_ACK, s->applied};
+    if (s->pending.status) ack = (struct shoal_tls_rep){s->pending.status, SHOAL_TLS_ACK, s->pending.value};
+    s->pending = (struct shoal_tls_rep){0, 0, 0};
+    s->reported = s->applied;
+    return shoal_tls_write(s->ssl, &ack, sizeof ack);
+}
+
+/* Applies one request. Returns -1 when the stream is broken or closed. */
+static int serve_one(struct shoal_tls_server *s)
+{
+    SSL *ssl = s->ssl;
+    struct shoal_tls_rep *pending = &s->pending;
+    char *scratch = s->scratch;
     struct shoal_tls_req q;
     if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
-    struct shoal_tls_rep rep = {0, 0, 0};
+    s->applied++;
+    struct shoal_tls_rep rep = {0, SHOAL_TLS_ANSWER, 0};
     switch (q.op) {
     case SHOAL_TLS_PUT: {
         enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 1);
@@ -118,10 +182,8 @@ static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
         enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 0);
         rep.status = no;
         rep.value = q.offset;
-        if (shoal_tls_write(ssl, &rep, sizeof rep) != 0) return -1;
-        if (no) return 0;
         atomic_thread_fence(memory_order_acquire);
-        return shoal_tls_write(ssl, shoal_tls.setup->local[q.seg]->base + q.offset, q.len);
+        return answer(s, rep, no ? NULL : shoal_tls.setup->local[q.seg]->base + q.offset, q.len);
     }
     case SHOAL_TLS_AMO: {
         enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.elem, q.amo_op != SHOAL_AMO_FETCH);
@@ -132,16 +194,13 @@ static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
             rep.value = shoal_cpu_amo(p, q.elem, (enum shoal_amo_op)q.amo_op, q.operand, q.cond);
         } else if (!q.fetch) {
             if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
-            return 0;
         } else {
-            rep = (struct shoal_tls_rep){no, 0, q.offset};
+            rep = (struct shoal_tls_rep){no, SHOAL_TLS_ANSWER, q.offset};
         }
-        return q.fetch ? shoal_tls_write(ssl, &rep, sizeof rep) : 0;
+        if (q.fetch) return answer(s, rep, NULL, 0);
+        s->atomics++;
+        return 0;
     }
-    case SHOAL_TLS_FLUSH:
-        rep = *pending;
-        *pending = (struct shoal_tls_rep){0, 0, 0};
-        return shoal_tls_write(ssl, &rep, sizeof rep);
     default:
         /* Nothing after an unknown header can be trusted to be in step. */
         shoal_error("tls", "malformed request (op %u) on a stream: closing it", q.op);
@@ -149,32 +208,57 @@ static int serve_one(SSL *ssl, struct shoal_tls_rep *pending, char *scratch)
     }
 }
 
+static void wake(struct shoal_tls_server *s)
+{
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof one) < 0) shoal_debug("tls", "eventfd: %s", strerror(errno));
+}
+
 /* Applies every request already here, buffered in OpenSSL or waiting in
  * the socket. Called with s->lock held. -1 when the stream has ended.
- * Without gets, a get is left to the stream's thread (woken for it): the
- * caller awaits an answer itself, and a large reply written while the
- * asker does the same to us would leave both blocked in writes. */
-static int serve_ready(struct shoal_tls_server *s, int gets)
+ * Without gets, a large get is left to the stream's thread (woken for
+ * it): the caller awaits an answer itself, and a large reply written while
+ * the asker does the same to us would leave both blocked in writes.
+ * Requests found applied and unanswered are acknowledged when the stream
+ * is idle: at once with eager (the stream's thread) or after an atomic (a
+ * barrier's or lock's signal, whose sender quiets next), else on a call
+ * that found nothing new, so that a waiting thread first returns to what
+ * it waits for (the flag a put just set) and acknowledges after. */
+static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
 {
+    int applied = 0;
+    uint64_t atomics = s->atomics;
     for (;;) {
         if (!shoal_tls_lib.has_pending(s->ssl)) {
             char byte;
             ssize_t r = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-            if (r < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+            if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
+                if ((eager || !applied || s->atomics != atomics) && s->applied != s->reported) return acknowledge(s);
+                return 0;
+            }
             if (r <= 0) return -1;
         }
         if (!gets) {
             struct shoal_tls_req q;
             size_t n = 0;
             if (!shoal_tls_lib.peek_ex(s->ssl, &q, sizeof q, &n)) return -1;
-            if (n >= sizeof q && q.op == SHOAL_TLS_GET) {
-                uint64_t one = 1;
-                if (write(s->wake_fd, &one, sizeof one) < 0) shoal_debug("tls", "eventfd: %s", strerror(errno));
+            if (n >= sizeof q && q.op == SHOAL_TLS_GET && q.len > SMALL_GET) {
+                wake(s);
                 return 0;
             }
         }
-        if (serve_one(s->ssl, &s->pending, s->scratch) != 0) return -1;
+        if (serve_one(s) != 0) return -1;
+        applied = 1;
     }
+}
+
+/* Nanoseconds left of the waiting thread's lease on the streams (0: none). */
+static long long lease_left(void)
+{
+    long long t = atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed);
+    if (!t) return 0;
+    long long left = t + LEASE_NS - now_ns();
+    return left > 0 ? left : 0;
 }
 
 static void *serve_stream(void *arg)
@@ -192,11 +276,31 @@ static void *serve_stream(void *arg)
         pthread_mutex_lock(&shoal_tls.serve_lock);
         s->ssl = ssl;
         pthread_mutex_unlock(&shoal_tls.serve_lock);
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* parking ends on time */
         for (;;) {
+            /* Set before looking at the stream: a waiter that applies what
+             * we did not see, and leaves it unacknowledged, wakes us. */
+            atomic_store(&s->polling, 1);
             pthread_mutex_lock(&s->lock);
-            int rc = serve_ready(s, 1);
+            int rc = serve_ready(s, 1, 1);
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
+            long long left = lease_left();
+            if (left) {
+                /* A waiting thread applies this stream: sleep until its
+                 * lease ends (or a large get is left to us), not on the
+                 * socket, whose every request would wake us for nothing. */
+                atomic_store(&s->polling, 0); /* the timeout brings us back */
+                atomic_store(&s->parked, 1);
+                struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
+                struct pollfd p = {.fd = s->wake_fd, .events = POLLIN};
+                int r = ppoll(&p, 1, &ts, NULL);
+                atomic_store(&s->parked, 0);
+                uint64_t count;
+                if (r > 0 && read(s->wake_fd, &count, sizeof count) < 0)
+                    shoal_debug("tls", "eventfd: %s", strerror(errno));
+                continue;
+            }
             /* Nothing left: a busy stream's next request follows within
              * microseconds, so poll a little before sleeping in poll(2). */
             shoal_tls_await(NULL, s->fd, 0);
@@ -225,16 +329,37 @@ static void *serve_stream(void *arg)
  * applying are skipped. */
 void shoal_tls_serve(int gets)
 {
+    static long long last_call; /* under serve_lock */
     if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
+    const long long now = now_ns();
+    atomic_store_explicit(&shoal_tls.served_ns, now - last_call < SPINNING_NS ? now : 0, memory_order_relaxed);
+    last_call = now;
     sigset_t old;
     shoal_tls_sigpipe_block(&old);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
-        if (serve_ready(s, gets) != 0) shutdown(s->fd, SHUT_RDWR);
+        int rc = serve_ready(s, gets, 0);
+        int unacked = s->applied != s->reported;
         pthread_mutex_unlock(&s->lock);
+        if (rc != 0) shutdown(s->fd, SHUT_RDWR);
+        /* The ACK is left for our next call, which may never come (the wait
+         * ends): a thread asleep on the socket must see to it. */
+        if (rc != 0 || (unacked && atomic_load(&s->polling))) wake(s);
     }
     shoal_tls_sigpipe_restore(&old);
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+}
+
+/* Wakes the parked server threads, which then see no lease and return to
+ * their sockets. */
+void shoal_tls_serve_release(void)
+{
+    if (!atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) return;
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    atomic_store_explicit(&shoal_tls.served_ns, 0, memory_order_relaxed);
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
+        if (atomic_load(&s->parked)) wake(s);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
