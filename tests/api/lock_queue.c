@@ -238,18 +238,24 @@ static void leave(void) { shmem_int_atomic_add(&occupancy, -1, 0); }
 
 static long *counter; /* on the last PE, non-atomic under the lock */
 
+/* One non-atomic increment of the counter on the last PE, under the lock. */
+static void locked_increment(long *lock, const char *what, long i)
+{
+    shmem_set_lock(lock);
+    enter(what, i);
+    long v = shmem_long_g(counter, npes - 1);
+    shmem_long_p(counter, v + 1, npes - 1);
+    leave();
+    shmem_clear_lock(lock);
+}
+
 static void contended(long *lock)
 {
     const long per = CONTENDED_TOTAL / npes;
     *counter = 0;
     shmem_barrier_all();
     for (long i = 0; i < per; i++) {
-        shmem_set_lock(lock);
-        enter("contended", i);
-        long v = shmem_long_g(counter, npes - 1);
-        shmem_long_p(counter, v + 1, npes - 1);
-        leave();
-        shmem_clear_lock(lock);
+        locked_increment(lock, "contended", i);
     }
     shmem_barrier_all();
     long got = shmem_long_g(counter, npes - 1);
@@ -261,12 +267,7 @@ static void *thread_rounds(void *arg)
 {
     long *lock = arg;
     for (long i = 0; i < THREAD_ROUNDS; i++) {
-        shmem_set_lock(lock);
-        enter("threads", i);
-        long v = shmem_long_g(counter, npes - 1);
-        shmem_long_p(counter, v + 1, npes - 1);
-        leave();
-        shmem_clear_lock(lock);
+        locked_increment(lock, "threads", i);
     }
     return NULL;
 }

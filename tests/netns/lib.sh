@@ -50,3 +50,32 @@ finish_case() {
     echo "[$case_name] passed"
     exit 0
 }
+
+# capture_start R FILE [FILTER]: tcpdump on host R's interface, the
+# bootstrap port ($PORT) only unless FILTER says otherwise.
+capture_start() {
+    hosts_spawn "$1" tcpdump -Z root -U --immediate-mode -B 65536 -n -i "$HOSTS_IFACE" -w "$2" "${3:-tcp port $PORT}" \
+        2>"$2.err"
+    CAP_PID=$HOSTS_PID
+    local i
+    for ((i = 0; i < 50; i++)); do
+        grep -q 'listening on' "$2.err" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    fail "tcpdump did not start: $(cat "$2.err")"
+    return 1
+}
+# capture_stop FILE: stops tcpdump; fails when it did not write every
+# packet the filter took (the check would then look at part of the job).
+capture_stop() {
+    local got took dropped
+    sleep 0.5
+    kill -TERM "$CAP_PID" 2>/dev/null
+    wait "$CAP_PID" 2>/dev/null
+    grep -E 'packets (captured|received|dropped)' "$1.err" | sed 's/^/    tcpdump: /'
+    got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$1.err")
+    took=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter.*/\1/p' "$1.err")
+    dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel.*/\1/p' "$1.err")
+    [ -n "$got" ] && [ "$got" = "$took" ] && [ "${dropped:-0}" = 0 ] ||
+        fail "tcpdump wrote ${got:-?} of ${took:-?} packets (${dropped:-?} dropped): the capture is incomplete"
+}

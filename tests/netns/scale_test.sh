@@ -42,28 +42,6 @@ py=python3
 have_tcpdump=0
 command -v tcpdump >/dev/null 2>&1 && have_tcpdump=1
 
-# capture_start R FILE FILTER / capture_stop FILE: tcpdump on host R (as
-# netns_test.sh does); stop fails when packets were lost.
-capture_start() {
-    hosts_spawn "$1" tcpdump -Z root -U --immediate-mode -B 65536 -n -i "$HOSTS_IFACE" -w "$2" "$3" 2>"$2.err"
-    CAP_PID=$HOSTS_PID
-    local i
-    for ((i = 0; i < 50; i++)); do
-        grep -q 'listening on' "$2.err" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    fail "tcpdump did not start: $(cat "$2.err")"
-    return 1
-}
-capture_stop() {
-    local got took
-    sleep 0.5
-    kill -TERM "$CAP_PID" 2>/dev/null
-    wait "$CAP_PID" 2>/dev/null
-    got=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$1.err")
-    took=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter.*/\1/p' "$1.err")
-    [ -n "$got" ] && [ "$got" = "$took" ] || fail "tcpdump wrote ${got:-?} of ${took:-?} packets: the capture is incomplete"
-}
 
 # Node 1's established peers, seen from inside host 1 while the job holds.
 watch_tree() {
