@@ -68,6 +68,7 @@ static shoal_status_t refuse_readonly(int pe, enum shoal_segment_id seg, size_t 
 static shoal_status_t target_of(int pe, enum shoal_segment_id seg, size_t offset, const char *what, struct target *t)
 {
     const struct shoal_ofi_region *r = shoal_ofi_remote_region(pe, seg, offset);
+    *t = (struct target){.pe = pe}; /* filled even when the job is not ended below (no fatal callback) */
     if (!r)
         return shoal_ofi_fatal("%s to PE %d: offset %zu is outside that PE's %s segment", what, pe, offset,
                                seg_name[seg]);
@@ -120,7 +121,7 @@ static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int
     for (size_t done = 0; done < len && st == SHOAL_OK;) {
         size_t chunk = len - done < SHOAL_OFI_BOUNCE_SIZE ? len - done : SHOAL_OFI_BOUNCE_SIZE;
         if (chunk > shoal_ofi.max_msg) chunk = shoal_ofi.max_msg;
-        struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
+        struct target t;
         st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
         if (st != SHOAL_OK) break;
         if (chunk > t.room) chunk = t.room;
@@ -146,7 +147,7 @@ static shoal_status_t rma_chunks(struct shoal_tctx *ctx, enum rma_kind kind, int
 {
     for (size_t done = 0; done < len;) {
         size_t chunk = len - done < shoal_ofi.max_msg ? len - done : shoal_ofi.max_msg;
-        struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
+        struct target t;
         shoal_status_t st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
         if (st != SHOAL_OK) return st;
         if (chunk > t.room) chunk = t.room;
@@ -263,7 +264,7 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
 {
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
     if (!ctx) return SHOAL_ERR_SYS;
-    struct target t = {0}; /* gcc -O3 cannot see target_of fills it or fails */
+    struct target t;
     shoal_status_t tst = op == SHOAL_AMO_FETCH ? SHOAL_OK : refuse_readonly(pe, seg, offset, elem, "atomic");
     if (tst == SHOAL_OK) tst = target_of(pe, seg, offset, "atomic", &t);
     if (tst != SHOAL_OK) return tst;
