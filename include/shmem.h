@@ -165,6 +165,12 @@ void shmem_set_lock(long *lock);
 int shmem_test_lock(long *lock);
 void shmem_clear_lock(long *lock);
 
+/* Deprecated untyped waits on a long (1.0-1.3), real functions for C++ and
+ * C99 programs; C11 programs get the generic macros of the same names
+ * (shoal/generic_gen.h), which are defined after these declarations. */
+void shmem_wait(long *ivar, long cmp_value);
+void shmem_wait_until(long *ivar, int cmp, long cmp_value);
+
 /* Deprecated cache-management calls: no effect on coherent hosts. */
 void shmem_clear_cache_inv(void);
 void shmem_clear_cache_line_inv(void *dest);
