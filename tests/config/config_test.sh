@@ -37,7 +37,7 @@ diagnose)
     diagnose
     python3 -m json.tool "$work/out.json" >/dev/null || fail "not valid JSON"
     check_json <<'PY'
-assert set(d) == {"build", "configuration", "host", "problems"}, sorted(d)
+assert set(d) == {"build", "configuration", "host", "commands", "problems"}, sorted(d)
 assert d["build"]["transports"] == ["auto", "shm", "ofi", "tls"]
 assert re.match(r"\d+\.\d+", d["build"]["openshmem"])
 rows = {c["name"]: c for c in d["configuration"]}

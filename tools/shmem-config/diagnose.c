@@ -1,9 +1,9 @@
 /* diagnose.c: --diagnose. Prints one JSON object: "build", then
  * "configuration" (every row of the table with its value in force and
- * source), "host" (host.c) and last "problems", which the other sections
- * fill while they are written. A bad value is a problem, never a crash:
- * the tool always exits 0 with valid JSON, so it can be run exactly when
- * something is wrong. */
+ * source), "host" (host.c), "commands" (path_clash.c) and last
+ * "problems", which the other sections fill while they are written. A bad
+ * value is a problem, never a crash: the tool always exits 0 with valid
+ * JSON, so it can be run exactly when something is wrong. */
 #include "shmem_config.h"
 
 #include <shmem.h>
@@ -176,6 +176,7 @@ int sc_diagnose(FILE *out)
     size_t heap_bytes = report_configuration(&j, &problems, &heap_text);
     report_unknown_variables(&problems);
     sc_host_report(&j, &problems, heap_bytes, heap_text);
+    sc_path_report(&j, &problems);
     report_problems(&j, &problems);
     sc_json_close(&j, '{');
     sc_json_end(&j);

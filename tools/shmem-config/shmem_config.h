@@ -4,6 +4,7 @@
  *   json.c      a streaming JSON writer with strict string escaping
  *   diagnose.c  --diagnose: build, configuration table, problems
  *   host.c      --diagnose: host probes (memory, memfd, limits, launcher)
+ *   path_clash.c --diagnose: another OpenSHMEM's oshcc/oshrun before Shoal's in PATH
  *   markdown.c  --markdown: docs/configuration.md from the table
  *   check.c     --check: runs shoal-selftest on 2 PEs under oshrun
  * The tool links only the util layer: it reads the configuration table
@@ -69,6 +70,9 @@ void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes,
 void sc_fabric_report(struct sc_json *j, struct sc_problems *p);
 /* encryption.c: SHMEM_ENCRYPT, the OpenSSL to load, kernel TLS. */
 void sc_encryption_report(struct sc_json *j, struct sc_problems *p);
+
+/* The "commands" section: oshcc, oshc++, oshCC, oshrun as PATH finds them. */
+void sc_path_report(struct sc_json *j, struct sc_problems *p);
 
 int sc_diagnose(FILE *out);
 int sc_markdown(FILE *out);
