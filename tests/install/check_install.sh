@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_install.sh BUILD_DIR: installs the build into a fresh prefix and
 # builds a program against it three ways (oshcc, pkg-config,
-# find_package(Shoal)), then runs each under the installed oshrun.
+# find_package(Shoal)), then runs each under the installed oshrun; then the
+# wrappers' own checks (check_wrappers.sh: --showme, C++, C99, PATH clash).
 set -e
 build=${1:?usage: check_install.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 . "$prefix/bin/set_env.sh"
-for f in bin/oshrun bin/oshcc bin/set_env.sh include/shmem.h include/shmemx.h include/shoal/rma_gen.h \
+for f in bin/oshrun bin/oshcc bin/oshc++ bin/oshCC bin/set_env.sh include/shmem.h include/shmemx.h include/shoal/rma_gen.h \
          lib/libshoal.so lib/libshoal.a lib/pkgconfig/shoal.pc lib/cmake/Shoal/ShoalConfig.cmake; do
     [ -e "$prefix/$f" ] || { echo "install: missing $f"; exit 1; }
 done
@@ -18,6 +19,7 @@ done
 oshcc -O2 -o "$work/with_oshcc" "$src/consumer/consumer.c"
 oshrun -n 2 --timeout 30 "$work/with_oshcc" | grep -q "consumer ok on 2 PEs"
 echo "install: oshcc ok"
+sh "$src/check_wrappers.sh" "$prefix"
 
 cc -O2 -o "$work/with_pkgconfig" "$src/consumer/consumer.c" $(pkg-config --cflags --libs shoal)
 oshrun -n 2 --timeout 30 "$work/with_pkgconfig" | grep -q "consumer ok on 2 PEs"
