@@ -3,7 +3,9 @@
  * atomic increments: no PE needs to know who else updates a bin, and no
  * update is lost. A second pass adds each PE's locally aggregated counts
  * with one atomic add per bin (fewer, larger updates); a non-fetching atomic
- * may complete later, so shmem_quiet (then the barrier) ends the pass. Both are checked against a serial histogram of all values.
+ * may complete later, so shmem_quiet (then the barrier) ends the pass.
+ * Both are checked against a serial histogram of all values, and each PE
+ * prints the bins it holds.
  *
  * Usage: oshrun -n 4 histogram [VALUES_PER_PE BINS]   (default 65536 1000) */
 #include <shmem.h>
@@ -53,19 +55,32 @@ int main(int argc, char **argv)
     shmem_quiet();
     shmem_barrier_all();
 
-    /* Check the bins this PE holds against a serial histogram of all values. */
+    /* Check the bins this PE holds against a serial histogram of all
+     * values, and print them: this PE's share of the histogram. */
     long *want = calloc((size_t)bins, sizeof *want);
     for (int p = 0; p < npes; p++)
         for (long i = 0; i < n; i++) want[bin_of(p, i, bins)]++;
     long bad = 0, mine = 0;
+    int held = 0, hottest = -1;
+    char shown[128] = "";
+    size_t len = 0;
     for (int b = me; b < bins; b += npes) {
-        mine += hist[b / npes];
-        if ((hist[b / npes] != want[b] || hist2[b / npes] != want[b]) && bad++ < 5)
+        const long count = hist[b / npes];
+        mine += count;
+        if (hottest < 0 || count > hist[hottest / npes]) hottest = b;
+        if (held++ < 6 && len < sizeof shown)
+            len += (size_t)snprintf(shown + len, sizeof shown - len, " %d:%ld", b, count);
+        if ((count != want[b] || hist2[b / npes] != want[b]) && bad++ < 5)
             fprintf(stderr, "PE %d: bin %d holds %ld (atomic_inc) and %ld (atomic_add), serial count %ld\n", me, b,
-                    hist[b / npes], hist2[b / npes], want[b]);
+                    count, hist2[b / npes], want[b]);
     }
-    printf("histogram: PE %d holds %d bins with %ld of the %ld values (hottest bin 0: %ld); %s\n", me,
-           (bins - me + npes - 1) / npes, mine, n * npes, want[0], bad ? "MISMATCH" : "matches the serial count");
+    if (held)
+        printf("histogram: PE %d holds %d bins (bin %% %d == %d) with %ld of the %ld values; bin:count%s%s; "
+               "its hottest is bin %d (%ld); %s\n",
+               me, held, npes, me, mine, n * npes, shown, held > 6 ? " ..." : "", hottest, hist[hottest / npes],
+               bad ? "MISMATCH" : "matches the serial count");
+    else
+        printf("histogram: PE %d holds no bins (%d bins, %d PEs)\n", me, bins, npes);
 
     shmem_barrier_all();
     free(want);
