@@ -1,9 +1,11 @@
 #!/bin/sh
 # demo.sh: builds and installs Shoal, compiles the examples with the
 # installed oshcc as a user would, and runs each on 4 PEs with oshrun.
+# It installs only what building and running needs: no Open MPI, whose
+# oshcc and oshrun in /usr/bin have the same names as Shoal's.
 set -e
 cd "$(dirname "$0")/.."
-sh scripts/deps.sh
+sh scripts/deps.sh --build-only
 prefix="$PWD/build/install"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSHOAL_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build -j"$(nproc)"

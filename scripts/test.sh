@@ -10,8 +10,12 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
 # ThreadSanitizer, one 2-PE run under valgrind's memcheck, and a bounded
 # libFuzzer run of each fuzz target. Prints the time each stage took, and
-# ends with one line "N passed, N failed" (ctest cases plus the other checks).
-#   SHOAL_SKIP_STRESS=1      leaves out the stress stage
+# ends with one line "N passed, N failed" covering every stage: ctest cases,
+# plus one for each other check (each build, the install check, the
+# start-up scale table, each valgrind run, the fuzzing).
+# About 20 minutes on 2 idle cores (1168 s in the last full CI run), up to
+# 40 on a loaded host. Switches:
+#   SHOAL_SKIP_STRESS=1      leaves out the stress and start-up scale stages
 #   SHOAL_SKIP_SANITIZERS=1  leaves out ASan/UBSan, TSan and valgrind
 #   SHOAL_SOAK_SECONDS=N     soak length (default 60 s at 4 PEs, half at 16)
 #   SHOAL_SKIP_FUZZ=1        leaves out the fuzzing stage
@@ -39,10 +43,18 @@ stage_end() {
 }
 
 # Totals for the closing "N passed, N failed" line: every ctest run's
-# counts, plus one for each check that is not a ctest (install, valgrind,
-# fuzzing). Printed on any exit, a failing one included.
+# counts, plus one for each check that is not a ctest. Printed on any exit,
+# a failing one included; the first failure ends the run, so the line then
+# covers the stages up to the one named.
 totals=$(mktemp "${TMPDIR:-/tmp}/shoal-test-totals.XXXXXX")
-trap 'awk "{p += \$1; f += \$2} END {printf \"%d passed, %d failed\\n\", p, f}" "$totals"; rm -f "$totals"' EXIT
+finish() {
+    rc=$?
+    [ $rc = 0 ] || echo "== stopped by a failure in: ${stage_name:-set-up}"
+    awk '{p += $1; f += $2} END {printf "%d passed, %d failed\n", p, f}' "$totals"
+    rm -f "$totals"
+    exit $rc
+}
+trap finish EXIT
 ct() { # build-dir, ctest args...: ctest with its counts added to the totals
     dir=$1; shift
     log=$(mktemp "${TMPDIR:-/tmp}/shoal-ctest.XXXXXX")
@@ -61,21 +73,22 @@ check() { # name, command...: a check that is not a ctest, counted
     if "$@"; then echo "1 0" >>"$totals"; else echo "0 1" >>"$totals"; echo "FAILED: $name"; return 1; fi
 }
 
-configure() { # build-dir, extra cmake args...
+quiet() { "$@" >/dev/null; }
+configure() { # build-dir, extra cmake args...: counted as a check
     dir=$1; shift
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+    check "configure $dir" quiet cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 }
 run_suite() { # build-dir, extra cmake args...: every test but the stress ones
     dir=$1
     configure "$@"
-    cmake --build "$dir" -j"$jobs"
+    check "build $dir" cmake --build "$dir" -j"$jobs"
     ct "$dir" --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|tls|netns|pmi'
 }
 
 total_start=$(date +%s)
 stage "release build: all tests"
 run_suite build-test
-stage "install check: oshcc, pkg-config and find_package(Shoal) from an installed tree"
+stage "install check: oshcc, oshc++, pkg-config, find_package(Shoal), shmem-config and the PATH clash, from an installed tree"
 check "install check" sh tests/install/check_install.sh "$PWD/build-test"
 stage "fabric path: every API test over libfabric (tcp;ofi_rxm on loopback) at 2 and 4 PEs"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L ofi
@@ -94,7 +107,7 @@ if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then
     grep -E '^(soak: seed|malloc_stress:|bigheap: ([0-9]+ PEs|PE 0 ))' build-test/Testing/Temporary/LastTest.log |
         sed 's/^/   /' || true
     stage "start-up scale: shmem_init time and memory per PE at 1, 8 and 32 PEs"
-    sh tests/stress/init_scale.sh build-test 1 8 32
+    check "start-up scale" sh tests/stress/init_scale.sh build-test 1 8 32
 fi
 
 if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
@@ -117,7 +130,7 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
     for t in tests/api/threads_*.c; do
         [ -e "$t" ] && tsan_targets="$tsan_targets api_$(basename "$t" .c)"
     done
-    cmake --build build-tsan -j"$jobs" --target $tsan_targets
+    check "build build-tsan" cmake --build build-tsan -j"$jobs" --target $tsan_targets
     # The same tests over the encrypted transport too: its streams are
     # shared by threads and served by threads of their own.
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
