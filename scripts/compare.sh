@@ -64,7 +64,7 @@ env_txt=$OUT/environment.txt
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
-    echo "shoal: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree), Release, $prefix/bin/oshcc $cflags"
+    echo "shoal: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree), Release, ${prefix#"$root"/}/bin/oshcc $cflags"
     echo "peer: Open MPI $(dpkg-query -W -f='${Version}' openmpi-bin 2>/dev/null) OSHMEM, /usr/bin/oshcc $cflags, spml ucx, UCX_TLS=self,sm"
     echo "reps: $REPS; collective PE counts: $PES"
     echo "load before: $(uptime | sed 's/.*load average/load average/')"

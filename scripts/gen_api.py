@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate Shoal's typed OpenSHMEM API families from one type table.
 
-DESIGN.md principle 3: one byte-based core, generated typed wrappers. The
+docs/design.md, principle 3: one byte-based core, generated typed wrappers. The
 package scripts/shoal_gen/ holds the type table (types.py) and the shape of
 each family (rma.py, sync.py, amo.py, signal.py, coll.py, generic.py,
 names.py); this script writes or checks what they render, plain C that a
@@ -30,7 +30,7 @@ Usage:
   python3 scripts/gen_api.py --check        exit 1 if any generated file is out of date
   python3 scripts/gen_api.py --names FILE [--lib LIB]
                                             reconcile with a list of standard names (one per
-                                            line), e.g. ../shared/api/openshmem-c-names.txt:
+                                            line), e.g. the C names of the specification's index:
                                             by family, what is generated, hand-written, or
                                             declared nowhere; with LIB (libshoal.so), the
                                             declared functions it does not define

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fails when a layer under src/ includes a header of a layer above it
-# (DESIGN.md, "Layers and folders"). Each layer may include only itself and
+# (docs/design.md, "Layers and folders"). Each layer may include only itself and
 # the layers listed for it here.
 src=${1:?usage: check_layers.sh SRC_DIR}
 allowed() {

@@ -1,6 +1,6 @@
 /* bind_addr.h: the one IPv4 address (and its interface) on which a PE's
  * data-plane endpoints listen. Endpoint addresses are capabilities
- * (DESIGN.md, "Trust between hosts"): a PE must listen only on the
+ * (docs/bootstrap.md, "What grants access"): a PE must listen only on the
  * interface its job uses, never on every interface of the host.
  *
  * Every transport that opens a listening socket or fabric endpoint (ofi,
