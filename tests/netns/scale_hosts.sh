@@ -156,7 +156,7 @@ done
         done
     done
     echo
-    echo "Command: tests/netns/scale_hosts.sh $build with LAYOUTS=\"$LAYOUTS\" TRANSPORTS=\"$TRANSPORTS\" FANOUTS=\"$FANOUTS\" RUNS=$RUNS"
+    echo "Command: tests/netns/scale_hosts.sh $(basename "$build") with LAYOUTS=\"$LAYOUTS\" TRANSPORTS=\"$TRANSPORTS\" FANOUTS=\"$FANOUTS\" RUNS=$RUNS"
 } >"$md"
 cat "$md"
 finish_case
