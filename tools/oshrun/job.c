@@ -69,19 +69,16 @@ void oshrun_signal_all(struct oshrun_job *job, int sig)
     }
 }
 
-void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+/* Marks the job failed with status and prints "oshrun: <what>..." unless
+ * quiet; the caller stops the PEs. */
+static void record_failure(struct oshrun_job *job, int status, int culprit, const char *what, int quiet)
 {
-    char what[1024];
-    va_list ap;
     int others = 0;
-    if (job->failed) return;
     job->failed = 1;
     job->status = status;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     for (int r = 0; r < job->npes; r++)
         if (job->pes[r].running && job->pes[r].rank != culprit) others++;
+    if (quiet) return;
     if (job->net)
         fprintf(stderr, "oshrun: %s; stopping the job\n", what);
     else if (others == 0)
@@ -90,9 +87,51 @@ void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fm
         fprintf(stderr, "oshrun: %s; stopping %s%d PE%s\n", what, culprit >= 0 ? "the other " : "", others,
                 others == 1 ? "" : "s");
     fflush(stderr);
+}
+
+void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    if (job->failed) return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    record_failure(job, status, culprit, what, 0);
     oshrun_signal_all(job, SIGTERM);
     job->kill_at = oshrun_now() + KILL_GRACE_S;
     if (job->net) oshrun_net_fault(job, status, what);
+}
+
+/* SIGINT, SIGTERM, SIGHUP or SIGQUIT from outside (Ctrl-C): the job was
+ * stopped, no PE failed. The PEs get the signal itself (a program may
+ * handle it); a second one is SIGKILL. oshrun then ends by the same
+ * signal, as a tool interrupted should (SIGQUIT: by exit status, without
+ * a core dump). */
+static void stopped_by(struct oshrun_job *job, int sig)
+{
+    char what[128];
+    if (job->failed) return;
+    snprintf(what, sizeof what, "job stopped by %s", signal_name(sig));
+    record_failure(job, 128 + sig, -1, what, 0);
+    job->die_by = sig == SIGQUIT ? 0 : sig;
+    if (job->net) oshrun_net_fault(job, 128 + sig, what);
+}
+
+/* The reader of our output went away (`oshrun ... | head`): stop the job
+ * quietly and end by SIGPIPE, as other tools in a pipeline do. */
+static void output_gone(struct oshrun_job *job, const struct oshrun_stream *s)
+{
+    if (job->failed || s->broken != OSHRUN_STREAM_EPIPE) return;
+    record_failure(job, 128 + SIGPIPE, -1, "", 1);
+    job->die_by = SIGPIPE;
+    oshrun_signal_all(job, SIGTERM);
+    job->kill_at = oshrun_now() + KILL_GRACE_S;
+    if (job->net) {
+        char what[128];
+        snprintf(what, sizeof what, "the output of node %d was closed (SIGPIPE)", job->opt->node_rank);
+        oshrun_net_fault(job, 128 + SIGPIPE, what);
+    }
 }
 
 void oshrun_pe_name(const struct oshrun_job *job, const struct oshrun_pe *pe, int with_pid, char *buf, size_t len)
@@ -157,7 +196,10 @@ static void on_signals(struct oshrun_job *job)
         }
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
             /* A second request to stop is not asked politely. */
-            if (++job->term_signals > 1) sig = SIGKILL;
+            if (++job->term_signals > 1)
+                sig = SIGKILL;
+            else
+                stopped_by(job, sig);
         }
         oshrun_signal_all(job, sig);
     }
@@ -237,6 +279,8 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             if (p[0].revents && pe->sock >= 0) oshrun_serve(job, pe);
             if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, pe->rank);
             if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, pe->rank);
+            output_gone(job, &pe->out);
+            output_gone(job, &pe->err);
         }
         if (job->net) oshrun_net_serve(job, pfd + net_at);
         if (pfd[0].revents) on_signals(job);
@@ -250,7 +294,7 @@ static void hold_std_fds(void)
         if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return;
 }
 
-int oshrun_run(const struct oshrun_options *opt, char *const argv[])
+int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by)
 {
     struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .size = opt->npes, .self = getpid(),
                              .sigfd = -1, .guard = -1};
@@ -285,8 +329,8 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         pe->rank = job.rank_base + r;
         pe->sock = -1;
         shoal_wire_reader_init(&pe->reader);
-        oshrun_stream_init(&pe->out, -1, STDOUT_FILENO);
-        oshrun_stream_init(&pe->err, -1, STDERR_FILENO);
+        oshrun_stream_init(&pe->out, -1, STDOUT_FILENO, opt->tag_output);
+        oshrun_stream_init(&pe->err, -1, STDERR_FILENO, opt->tag_output);
     }
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
@@ -295,6 +339,10 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
     job.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (job.sigfd < 0) {
         fprintf(stderr, "oshrun: signalfd: %s\n", strerror(errno));
+        job.status = 1;
+        goto out;
+    }
+    if (oshrun_bind_plan(&job) != 0) {
         job.status = 1;
         goto out;
     }
@@ -316,5 +364,7 @@ out:
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(job.pes);
     free(pfd);
+    free(job.cores);
+    *die_by = job.die_by;
     return job.status;
 }
