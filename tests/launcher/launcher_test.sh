@@ -139,6 +139,15 @@ output_lines)
     [ "$(grep -c '' "$dir/err")" = $((4 * n / 1000)) ] || fail "stderr has $(grep -c '' "$dir/err") lines, want $((4 * n / 1000))"
     awk '{ if ($4 + 0 != next_line[$2] + 0) { print "PE " $2 ": line " $4 " after " next_line[$2] - 1; exit 1 }
            next_line[$2] = $4 + 1 }' "$dir/out" >"$dir/order" || fail "out of order: $(cat "$dir/order")"
+    # Into a pipe whose reader starts late (oshrun writes it as it has room).
+    { "$OSHRUN" -n 4 awk -v n=$n 'BEGIN { pad = sprintf("%90s", ""); gsub(/ /, "x", pad)
+        for (i = 0; i < n; i++) printf "PE %s line %06d %s\n", ENVIRON["SHOAL_RANK"], i, pad }' "$tag"
+      echo $? >"$dir/rc"; } | { sleep 1; cat; } >"$dir/out"
+    rc=$(cat "$dir/rc")
+    expect_rc 0
+    bad=$(grep -Evc '^PE [0-3] line [0-9]{6} x{90}$' "$dir/out")
+    [ "$bad" = 0 ] || fail "through a pipe: $bad malformed lines"
+    [ "$(grep -c '' "$dir/out")" = $((4 * n)) ] || fail "through a pipe: $(grep -c '' "$dir/out") lines, want $((4 * n))"
     # Bytes pass unchanged: no newline added to a last partial line, and a
     # line longer than oshrun's buffer (200 kB) arrives whole when alone.
     run -n 1 sh -c 'printf "a\nb"; head -c 200000 /dev/zero | tr "\0" y' "$tag"
@@ -164,6 +173,38 @@ sigpipe)
     expect_rc 141
     grep -Eqx 'err from PE [01]' "$dir/out" || fail "head read '$(cat "$dir/out")'"
     expect_no_leftovers
+    ;;
+stalled_reader)
+    # A reader that stops reading holds up the PEs' output, not oshrun:
+    # --timeout and Ctrl-C still end the job, promptly.
+    mkfifo "$dir/fifo" || exit 1
+    for how in timeout sigint; do
+        t0=$(now_ms)
+        if [ $how = timeout ]; then
+            "$OSHRUN" -n 2 --timeout 2 sh -c 'yes "PE $SHOAL_RANK"' "$tag" >"$dir/fifo" 2>"$dir/err" &
+        else
+            "$OSHRUN" -n 2 sh -c 'yes "PE $SHOAL_RANK"' "$tag" >"$dir/fifo" 2>"$dir/err" &
+        fi
+        pid=$!
+        exec 3<"$dir/fifo" # opened, never read
+        if [ $how = sigint ]; then
+            sleep 1
+            kill -INT $pid
+        fi
+        wait $pid
+        rc=$?
+        elapsed=$(($(now_ms) - t0))
+        exec 3<&-
+        if [ $how = timeout ]; then
+            expect_rc 124
+            expect_err_line '^oshrun: job timed out after 2 seconds; stopping 2 PEs$'
+        else
+            expect_rc 130
+            expect_err_line '^oshrun: job stopped by SIGINT; stopping 2 PEs$'
+        fi
+        expect_within 6000
+        expect_no_leftovers
+    done
     ;;
 sigint)
     # Ctrl-C: the job was stopped, no PE "killed"; oshrun ends by SIGINT (130).

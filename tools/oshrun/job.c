@@ -208,9 +208,40 @@ static void on_signals(struct oshrun_job *job)
 
 static int output_open(const struct oshrun_job *job)
 {
-    for (int r = 0; r < job->npes; r++)
-        if (job->pes[r].out.fd >= 0 || job->pes[r].err.fd >= 0) return 1;
+    for (int r = 0; r < job->npes; r++) {
+        const struct oshrun_pe *pe = &job->pes[r];
+        if (pe->out.fd >= 0 || pe->err.fd >= 0 || oshrun_stream_pending(&pe->out) || oshrun_stream_pending(&pe->err))
+            return 1;
+    }
     return 0;
+}
+
+/* Output waiting for room in target (STDOUT_FILENO or STDERR_FILENO). */
+static int output_waits(const struct oshrun_job *job, int target)
+{
+    for (int r = 0; r < job->npes; r++) {
+        const struct oshrun_pe *pe = &job->pes[r];
+        if ((pe->out.target == target && oshrun_stream_pending(&pe->out)) ||
+            (pe->err.target == target && oshrun_stream_pending(&pe->err)))
+            return 1;
+    }
+    return 0;
+}
+
+/* target has room: every PE's queued output for it goes on (in turn; a
+ * half-written line goes first), then the PE's pipe is read again. */
+static void output_resume(struct oshrun_job *job, int target)
+{
+    for (int r = 0; r < job->npes; r++) {
+        struct oshrun_pe *pe = &job->pes[r];
+        struct oshrun_stream *ss[2] = {&pe->out, &pe->err};
+        for (int k = 0; k < 2; k++) {
+            if (ss[k]->target != target || !oshrun_stream_pending(ss[k])) continue;
+            oshrun_stream_flush(ss[k], 0);
+            if (!oshrun_stream_pending(ss[k]) && ss[k]->fd >= 0) oshrun_stream_read(ss[k], pe->rank);
+            output_gone(job, ss[k]);
+        }
+    }
 }
 
 static void on_timers(struct oshrun_job *job, double now)
@@ -255,11 +286,15 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
         }
         int n = 0;
         pfd[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        /* Our stdout and stderr, while output waits for room in them. */
+        pfd[n++] = (struct pollfd){.fd = output_waits(job, STDOUT_FILENO) ? STDOUT_FILENO : -1, .events = POLLOUT};
+        pfd[n++] = (struct pollfd){.fd = output_waits(job, STDERR_FILENO) ? STDERR_FILENO : -1, .events = POLLOUT};
         for (int r = 0; r < job->npes; r++) {
             struct oshrun_pe *pe = &job->pes[r];
             pfd[n++] = (struct pollfd){.fd = pe->sock, .events = POLLIN};
-            pfd[n++] = (struct pollfd){.fd = pe->out.fd, .events = POLLIN};
-            pfd[n++] = (struct pollfd){.fd = pe->err.fd, .events = POLLIN};
+            /* A PE whose output waits is not read: its pipe fills and it waits too. */
+            pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->out) ? -1 : pe->out.fd, .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->err) ? -1 : pe->err.fd, .events = POLLIN};
         }
         int net_at = n;
         if (job->net) n += oshrun_net_pollfds(job, pfd + n);
@@ -273,9 +308,11 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             return;
         }
         if (ready <= 0 && !buffered) continue;
+        if (pfd[1].revents) output_resume(job, STDOUT_FILENO);
+        if (pfd[2].revents) output_resume(job, STDERR_FILENO);
         for (int r = 0; r < job->npes; r++) {
             struct oshrun_pe *pe = &job->pes[r];
-            struct pollfd *p = &pfd[1 + 3 * r];
+            struct pollfd *p = &pfd[3 + 3 * r];
             if (p[0].revents && pe->sock >= 0) oshrun_serve(job, pe);
             if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, pe->rank);
             if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, pe->rank);
@@ -315,7 +352,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
         }
     }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
-    pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
+    pfd = calloc(3 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
     if (!job.pes || !pfd) {
         fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
         free(job.pes);
@@ -349,11 +386,14 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
     if (opt->timeout_s) job.deadline = oshrun_now() + (double)opt->timeout_s;
     oshrun_spawn(&job); /* on failure, job.failed is set and started PEs are being killed */
     loop(&job, pfd);
-out:
+out:;
+    /* A job that ended well delivers all its output; a stopped one gives
+     * a reader that does not read a little time, not forever. */
+    double until = job.failed ? oshrun_now() + OUTPUT_DRAIN_S : 0;
     for (int r = 0; r < job.npes; r++) {
         struct oshrun_pe *pe = &job.pes[r];
-        oshrun_stream_close(&pe->out, pe->rank);
-        oshrun_stream_close(&pe->err, pe->rank);
+        oshrun_stream_close(&pe->out, pe->rank, until);
+        oshrun_stream_close(&pe->err, pe->rank, until);
         if (pe->sock >= 0) close(pe->sock);
         shoal_wire_reader_reset(&pe->reader);
     }

@@ -33,8 +33,10 @@ struct oshrun_stream {
     int target; /* launcher's STDOUT_FILENO or STDERR_FILENO */
     int tag;    /* prefix lines with "[PE n] " (--tag-output) */
     int broken; /* 0, or OSHRUN_STREAM_*: output is read and dropped */
-    char *buf;
+    char *buf;  /* read from the PE, not yet a whole line */
     size_t len, cap;
+    char *obuf; /* outbox: whole lines (prefixed) waiting for the target */
+    size_t olen, ooff, ocap;
 };
 
 struct oshrun_net;
@@ -128,11 +130,18 @@ int oshrun_net_finished(struct oshrun_job *job);
 void oshrun_net_close(struct oshrun_job *job);
 
 void oshrun_stream_init(struct oshrun_stream *s, int fd, int target, int tag);
-/* Reads what is available; writes out complete lines (sets s->broken when
- * that fails). */
+/* Reads what is available unless output is pending, and queues complete
+ * lines; writes them as far as the target takes without blocking (sets
+ * s->broken when writing fails). */
 void oshrun_stream_read(struct oshrun_stream *s, int rank);
-/* Writes out a partial last line and closes the pipe. */
-void oshrun_stream_close(struct oshrun_stream *s, int rank);
+/* 1 while queued output waits for room in the target. */
+int oshrun_stream_pending(const struct oshrun_stream *s);
+/* Writes queued output: as far as the target takes now (block 0), or all of it. */
+void oshrun_stream_flush(struct oshrun_stream *s, int block);
+/* Closes the pipe and writes out everything, a partial last line too:
+ * however long the reader takes (until 0), or until time `until` (then
+ * the rest is dropped). */
+void oshrun_stream_close(struct oshrun_stream *s, int rank, double until);
 
 /* guard.c: the guardian process that SIGKILLs the PEs' process groups when
  * oshrun ends, however it ends. start returns the pipe to it (-1: failed,
