@@ -37,6 +37,18 @@ expect_within() {
     [ "$elapsed" -le "$1" ] || fail "took ${elapsed} ms, want at most $1 ms"
 }
 
+# signal_sleepers SIG: a job of 3 sleeping PEs gets SIG once they run; sets rc.
+signal_sleepers() {
+    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until [ "$(tagged_pids | wc -l)" -ge 4 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 0.2
+    kill -"$1" $pid
+    wait $pid
+    rc=$?
+}
+
 
 
 case $case_name in
@@ -208,14 +220,7 @@ stalled_reader)
     ;;
 sigint)
     # Ctrl-C: the job was stopped, no PE "killed"; oshrun ends by SIGINT (130).
-    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
-    pid=$!
-    i=0
-    until [ "$(tagged_pids | wc -l)" -ge 4 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
-    sleep 0.2
-    kill -INT $pid
-    wait $pid
-    rc=$?
+    signal_sleepers INT
     expect_rc 130
     expect_err_line '^oshrun: job stopped by SIGINT; stopping 3 PEs$'
     expect_no_leftovers
@@ -390,14 +395,7 @@ forward)
     wait $pid
     rc=$?
     expect_rc 0
-    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
-    pid=$!
-    i=0
-    until [ "$(tagged_pids | wc -l)" -ge 3 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
-    sleep 0.2
-    kill -TERM $pid
-    wait $pid
-    rc=$?
+    signal_sleepers TERM
     expect_rc 143
     expect_err_line '^oshrun: job stopped by SIGTERM; stopping 3 PEs$'
     expect_no_leftovers
