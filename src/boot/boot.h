@@ -3,9 +3,8 @@
  * file descriptors. It never carries user data.
  *
  * Implementations: "launcher" (oshrun's private socketpair, fd in
- * SHOAL_BOOT_FD) and "single" (a program started without a launcher runs
- * as a one-PE job). PMI/PMIx and TCP rendezvous come later behind the same
- * table. */
+ * SHOAL_BOOT_FD), "pmi" (PMI-1 over PMI_FD or PMI_PORT), "pmix" and
+ * "single" (a program started without a launcher runs as a one-PE job). */
 #ifndef SHOAL_BOOT_BOOT_H
 #define SHOAL_BOOT_BOOT_H
 
@@ -55,8 +54,9 @@ void shoal_boot_default_node_key(char key[SHOAL_NODE_KEY_MAX]);
 #define SHOAL_MACHINE_ID_MAX 40
 void shoal_boot_machine_id(char id[SHOAL_MACHINE_ID_MAX]);
 
-/* Chooses the bootstrap from the environment (SHOAL_BOOT_FD set by oshrun,
- * else single-PE) and connects. */
+/* Chooses the bootstrap from the environment (see boot.c and
+ * docs/launchers.md) and connects; a launcher found but unusable is an
+ * error (one line), never a one-PE job. */
 shoal_status_t shoal_boot_open(shoal_boot_t **out);
 
 /* Internal constructors, used by shoal_boot_open and by unit tests. */

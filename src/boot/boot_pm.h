@@ -10,6 +10,11 @@
  * PMI_SIZE, already validated by the caller). */
 shoal_status_t shoal_boot_open_pmi(int fd, int rank, int size, shoal_boot_t **out);
 
+/* PMI-1 over a TCP connection to hostport ("host:port", from PMI_PORT).
+ * With id >= 0 (PMI_ID) the server's initack tells rank and size;
+ * otherwise rank and size are the caller's (PMI_RANK, PMI_SIZE). */
+shoal_status_t shoal_boot_open_pmi_port(const char *hostport, long id, int rank, int size, shoal_boot_t **out);
+
 /* PMIx through the system's libpmix, loaded at run time. */
 shoal_status_t shoal_boot_open_pmix(shoal_boot_t **out);
 

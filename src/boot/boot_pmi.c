@@ -1,5 +1,8 @@
-/* boot_pmi.c: a PMI-1 client over the descriptor in PMI_FD (MPICH's Hydra
- * and other process managers that speak the "simple" wire protocol).
+/* boot_pmi.c: a PMI-1 client (MPICH's Hydra and other process managers
+ * that speak the "simple" wire protocol), over the descriptor in PMI_FD or
+ * over a TCP connection to the PMI_PORT address (Hydra's -pmi-port mode,
+ * where PMI_ID names the process and the initack handshake tells it its
+ * rank and the job size).
  *
  * Each request is one line "cmd=<name> key=value ...\n" and gets one reply
  * line of the same form. Blobs travel hex-encoded in values, split over
@@ -14,13 +17,17 @@
  * each process one). Both clients send init, which Hydra accepts twice,
  * and their requests never overlap in a single-threaded start-up. But
  * Hydra requires exactly one finalize per process and closes the
- * connection after it, so the last user must send it: see mpi_state. */
+ * connection after it, so the last user must send it: see mpi_state.
+ * Under PMI_PORT every client opens a connection of its own, so none of
+ * that applies. */
 #include "boot/boot_pm.h"
 #include "util/log.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -35,9 +42,11 @@
 #define PMI_REPLY_MAX 8192     /* what we accept: a value of up to vallen_max plus fields */
 #define PMI_KVSNAME_MAX 256
 #define PMI_FIELDS_MAX 16
+#define PMI_CONNECT_MS 10000   /* PMI_PORT: time to connect */
 
 struct pmi {
     int fd;
+    int shared;             /* PMI_FD: the connection MPI in this process uses too */
     int finalized;
     unsigned seq;           /* allgather number: keys are never reused */
     size_t chunk;           /* raw bytes per value (two hex digits each) */
@@ -148,16 +157,13 @@ static shoal_status_t split(char *line, struct pmi_reply *r)
     return SHOAL_OK;
 }
 
-/* Sends one request line and parses the reply, which must be cmd=expect
- * with rc=0 when it carries rc. The reply's strings live in p->line until
- * the next call. */
-static shoal_status_t call(struct pmi *p, const char *req, size_t req_len, const char *expect, struct pmi_reply *r)
+/* Reads one reply line, which must be cmd=expect with rc=0 when it
+ * carries rc. Its strings live in p->line until the next read. */
+static shoal_status_t read_reply(struct pmi *p, const char *expect, struct pmi_reply *r)
 {
     shoal_status_t st;
     char *cmd, *rc;
     long rcv;
-    st = write_all(p->fd, req, req_len);
-    if (st != SHOAL_OK) return st;
     st = read_line(p);
     if (st != SHOAL_OK) return st;
     if (split(p->line, r) != SHOAL_OK) {
@@ -179,6 +185,13 @@ static shoal_status_t call(struct pmi *p, const char *req, size_t req_len, const
         return SHOAL_ERR_PROTO;
     }
     return SHOAL_OK;
+}
+
+/* Sends one request line and parses the reply (see read_reply). */
+static shoal_status_t call(struct pmi *p, const char *req, size_t req_len, const char *expect, struct pmi_reply *r)
+{
+    shoal_status_t st = write_all(p->fd, req, req_len);
+    return st == SHOAL_OK ? read_reply(p, expect, r) : st;
 }
 
 static shoal_status_t callf(struct pmi *p, const char *expect, struct pmi_reply *r, const char *fmt, ...)
@@ -229,7 +242,7 @@ static shoal_status_t check_usable(struct pmi *p)
         shoal_error("boot", "bootstrap used after finalize");
         return SHOAL_ERR_INVAL;
     }
-    if (mpi_state() == MPI_DONE) {
+    if (p->shared && mpi_state() == MPI_DONE) {
         shoal_error("boot", "MPI_Finalize has closed the PMI connection Shoal shares with MPI under Hydra "
                     "(mpiexec.mpich): call shmem_finalize before MPI_Finalize");
         return SHOAL_ERR_CLOSED;
@@ -318,7 +331,7 @@ static void pmi_exit_check(void)
 {
     shoal_boot_t *boot = pmi_live;
     if (!boot || ((struct pmi *)boot->impl)->finalized) return;
-    if (mpi_state() == MPI_DONE) return; /* MPI closed the connection; it has its own rules */
+    if (((struct pmi *)boot->impl)->shared && mpi_state() == MPI_DONE) return; /* MPI closed the connection; it has its own rules */
     boot->ops->abort(boot, 1, "exited without calling shmem_finalize");
 }
 
@@ -335,7 +348,7 @@ static shoal_status_t pmi_finalize(shoal_boot_t *boot)
     struct pmi_reply r;
     shoal_status_t st;
     if (p->finalized) return SHOAL_OK;
-    switch (mpi_state()) {
+    switch (p->shared ? mpi_state() : MPI_ABSENT) {
     case MPI_RUNNING: /* MPI_Finalize will send it; ours would cut MPI off */
     case MPI_DONE:    /* MPI_Finalize sent it, and Hydra closed the connection */
         p->finalized = 1;
@@ -379,7 +392,7 @@ static void pmi_close(shoal_boot_t *boot)
 {
     struct pmi *p = boot->impl;
     pmi_live = NULL;
-    close(p->fd); /* our duplicate; MPI keeps its own */
+    close(p->fd); /* our duplicate or our own connection; MPI keeps its own */
     free(p);
     free(boot);
 }
@@ -441,33 +454,99 @@ static shoal_status_t handshake(struct pmi *p)
     return SHOAL_OK;
 }
 
-shoal_status_t shoal_boot_open_pmi(int fd, int rank, int size, shoal_boot_t **out)
+/* Connects to "host:port" within PMI_CONNECT_MS; *fd is -1 on failure. */
+static shoal_status_t pmi_connect(const char *hostport, int *fd)
 {
-    shoal_boot_t *boot;
-    struct pmi *p;
-    shoal_status_t st;
-    if (fd < 0 || size <= 0 || rank < 0 || rank >= size || !out) return SHOAL_ERR_INVAL;
-    if (fcntl(fd, F_GETFD) < 0) {
-        shoal_error("boot", "PMI_FD=%d is not an open descriptor: %s", fd, strerror(errno));
+    char host[256], port[16];
+    const char *colon = strrchr(hostport, ':');
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *list = NULL;
+    long num;
+    int err = 0;
+    *fd = -1;
+    if (!colon || colon == hostport || (size_t)(colon - hostport) >= sizeof host ||
+        parse_long(colon + 1, 1, 65535, &num)) {
+        shoal_error("boot", "PMI_PORT='%.200s' is not HOST:PORT", hostport);
+        return SHOAL_ERR_INVAL;
+    }
+    /* "[::1]:port" names an IPv6 address. */
+    const char *h = hostport, *h_end = colon;
+    if (*h == '[' && h_end[-1] == ']') h++, h_end--;
+    snprintf(host, sizeof host, "%.*s", (int)(h_end - h), h);
+    snprintf(port, sizeof port, "%ld", num);
+    int gai = getaddrinfo(host, port, &hints, &list);
+    if (gai != 0) {
+        shoal_error("boot", "PMI_PORT=%.200s: cannot resolve '%s': %s", hostport, host, gai_strerror(gai));
         return SHOAL_ERR_SYS;
     }
-    boot = calloc(1, sizeof *boot);
-    p = calloc(1, sizeof *p);
-    if (!boot || !p) {
-        free(boot);
-        free(p);
-        return SHOAL_ERR_NOMEM;
+    for (struct addrinfo *a = list; a && *fd < 0; a = a->ai_next) {
+        int s = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (s < 0) {
+            err = errno;
+            continue;
+        }
+        /* Non-blocking, so a host that never answers costs seconds, not minutes. */
+        err = connect(s, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+        if (err == EINPROGRESS) {
+            struct pollfd pfd = {.fd = s, .events = POLLOUT};
+            socklen_t len = sizeof err;
+            int n;
+            do n = poll(&pfd, 1, PMI_CONNECT_MS);
+            while (n < 0 && errno == EINTR);
+            if (n == 0)
+                err = ETIMEDOUT;
+            else if (n < 0 || getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+                err = errno;
+        }
+        if (err == 0 && fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK) == 0) {
+            *fd = s;
+            break;
+        }
+        close(s);
     }
-    /* A duplicate of our own: MPICH closes PMI_FD in MPI_Finalize, and the
-     * number could then name an unrelated file. */
-    p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (p->fd < 0) {
-        shoal_error("boot", "cannot duplicate PMI_FD=%d: %s", fd, strerror(errno));
-        free(p);
-        free(boot);
-        return SHOAL_ERR_SYS;
+    freeaddrinfo(list);
+    if (*fd < 0) {
+        shoal_error("boot", "cannot reach the PMI server at PMI_PORT=%.200s: %s (is the launcher, e.g. mpiexec "
+                    "-pmi-port, still running?)", hostport, strerror(err ? err : ECONNREFUSED));
+        return SHOAL_ERR_CLOSED;
     }
-    st = handshake(p);
+    return SHOAL_OK;
+}
+
+/* Under PMI_PORT with PMI_ID: "cmd=initack pmiid=ID" is answered by
+ * cmd=initack and three cmd=set lines carrying size, rank and debug. */
+static shoal_status_t initack(struct pmi *p, long id, int *rank, int *size)
+{
+    struct pmi_reply r;
+    long got_size = -1, got_rank = -1, v;
+    shoal_status_t st = callf(p, "initack", &r, "cmd=initack pmiid=%ld\n", id);
+    for (int i = 0; i < 3 && st == SHOAL_OK; i++) {
+        const char *text;
+        st = read_reply(p, "set", &r);
+        if (st != SHOAL_OK) break;
+        if ((text = field(&r, "size"))) {
+            if (parse_long(text, 1, INT_MAX, &v)) st = SHOAL_ERR_PROTO;
+            got_size = v;
+        } else if ((text = field(&r, "rank"))) {
+            if (parse_long(text, 0, INT_MAX - 1, &v)) st = SHOAL_ERR_PROTO;
+            got_rank = v;
+        }
+    }
+    if (st == SHOAL_ERR_PROTO || (st == SHOAL_OK && (got_size < 0 || got_rank < 0 || got_rank >= got_size))) {
+        shoal_error("boot", "the PMI server's answer to initack (PMI_ID=%ld) lacks a valid size and rank", id);
+        return SHOAL_ERR_PROTO;
+    }
+    if (st != SHOAL_OK) return st;
+    *size = (int)got_size;
+    *rank = (int)got_rank;
+    return SHOAL_OK;
+}
+
+/* Takes p (connected, handshake not yet made) and makes the bootstrap;
+ * frees p on failure. */
+static shoal_status_t open_connected(struct pmi *p, int rank, int size, shoal_boot_t **out)
+{
+    shoal_boot_t *boot = calloc(1, sizeof *boot);
+    shoal_status_t st = boot ? handshake(p) : SHOAL_ERR_NOMEM;
     if (st != SHOAL_OK) {
         close(p->fd);
         free(p);
@@ -484,4 +563,51 @@ shoal_status_t shoal_boot_open_pmi(int fd, int rank, int size, shoal_boot_t **ou
     pmi_live = boot;
     *out = boot;
     return SHOAL_OK;
+}
+
+shoal_status_t shoal_boot_open_pmi(int fd, int rank, int size, shoal_boot_t **out)
+{
+    struct pmi *p;
+    if (fd < 0 || size <= 0 || rank < 0 || rank >= size || !out) return SHOAL_ERR_INVAL;
+    if (fcntl(fd, F_GETFD) < 0) {
+        shoal_error("boot", "PMI_FD=%d is not an open descriptor: %s", fd, strerror(errno));
+        return SHOAL_ERR_SYS;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) return SHOAL_ERR_NOMEM;
+    /* A duplicate of our own: MPICH closes PMI_FD in MPI_Finalize, and the
+     * number could then name an unrelated file. */
+    p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (p->fd < 0) {
+        shoal_error("boot", "cannot duplicate PMI_FD=%d: %s", fd, strerror(errno));
+        free(p);
+        return SHOAL_ERR_SYS;
+    }
+    p->shared = 1;
+    return open_connected(p, rank, size, out);
+}
+
+shoal_status_t shoal_boot_open_pmi_port(const char *hostport, long id, int rank, int size, shoal_boot_t **out)
+{
+    struct pmi *p;
+    shoal_status_t st;
+    if (!hostport || !out || (id < 0 && (size <= 0 || rank < 0 || rank >= size))) return SHOAL_ERR_INVAL;
+    /* MPICH's library would open a second connection for the same PMI_ID,
+     * which Hydra mixes up (the job hangs or its proxy fails). */
+    if (dlsym(RTLD_DEFAULT, "MPI_Init")) {
+        shoal_error("boot", "this program uses MPI too, and under PMI_PORT (mpiexec -pmi-port) MPI and Shoal "
+                    "would each connect as the same process, which Hydra does not support; run mpiexec without "
+                    "-pmi-port");
+        return SHOAL_ERR_UNSUPPORTED;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) return SHOAL_ERR_NOMEM;
+    st = pmi_connect(hostport, &p->fd);
+    if (st == SHOAL_OK && id >= 0) st = initack(p, id, &rank, &size);
+    if (st != SHOAL_OK) {
+        if (p->fd >= 0) close(p->fd);
+        free(p);
+        return st;
+    }
+    return open_connected(p, rank, size, out);
 }

@@ -37,6 +37,18 @@ expect_within() {
     [ "$elapsed" -le "$1" ] || fail "took ${elapsed} ms, want at most $1 ms"
 }
 
+# signal_sleepers SIG: a job of 3 sleeping PEs gets SIG once they run; sets rc.
+signal_sleepers() {
+    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until [ "$(tagged_pids | wc -l)" -ge 4 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 0.2
+    kill -"$1" $pid
+    wait $pid
+    rc=$?
+}
+
 
 
 case $case_name in
@@ -120,6 +132,206 @@ tag_output)
     run -n 2 sh -c 'echo plain'
     [ "$(cat "$dir/out")" = "$(printf 'plain\nplain')" ] || fail "untagged output: $(cat "$dir/out")"
     ;;
+output_lines)
+    # h-launch (issue 14): 4 PEs print many long lines to stdout (and some
+    # to stderr) into a file: every line arrives whole, each PE's in order.
+    n=40000
+    run -n 4 awk -v n=$n -v tag="$tag" 'BEGIN {
+        pad = sprintf("%90s", ""); gsub(/ /, "x", pad)
+        for (i = 0; i < n; i++) {
+            printf "PE %s line %06d %s\n", ENVIRON["SHOAL_RANK"], i, pad
+            if (i % 1000 == 0) printf "PE %s err %06d %s\n", ENVIRON["SHOAL_RANK"], i, pad > "/dev/stderr"
+        } }'
+    expect_rc 0
+    for f in out err; do
+        bad=$(grep -Evc '^PE [0-3] (line|err) [0-9]{6} x{90}$' "$dir/$f")
+        [ "$bad" = 0 ] || fail "$bad malformed lines in std$f, e.g.: $(grep -Ev '^PE [0-3] (line|err) [0-9]{6} x{90}$' "$dir/$f" | head -n 2)"
+    done
+    [ "$(grep -c '' "$dir/out")" = $((4 * n)) ] || fail "stdout has $(grep -c '' "$dir/out") lines, want $((4 * n))"
+    [ "$(grep -c '' "$dir/err")" = $((4 * n / 1000)) ] || fail "stderr has $(grep -c '' "$dir/err") lines, want $((4 * n / 1000))"
+    awk '{ if ($4 + 0 != next_line[$2] + 0) { print "PE " $2 ": line " $4 " after " next_line[$2] - 1; exit 1 }
+           next_line[$2] = $4 + 1 }' "$dir/out" >"$dir/order" || fail "out of order: $(cat "$dir/order")"
+    # Into a pipe whose reader starts late (oshrun writes it as it has room).
+    { "$OSHRUN" -n 4 awk -v n=$n 'BEGIN { pad = sprintf("%90s", ""); gsub(/ /, "x", pad)
+        for (i = 0; i < n; i++) printf "PE %s line %06d %s\n", ENVIRON["SHOAL_RANK"], i, pad }' "$tag"
+      echo $? >"$dir/rc"; } | { sleep 1; cat; } >"$dir/out"
+    rc=$(cat "$dir/rc")
+    expect_rc 0
+    bad=$(grep -Evc '^PE [0-3] line [0-9]{6} x{90}$' "$dir/out")
+    [ "$bad" = 0 ] || fail "through a pipe: $bad malformed lines"
+    [ "$(grep -c '' "$dir/out")" = $((4 * n)) ] || fail "through a pipe: $(grep -c '' "$dir/out") lines, want $((4 * n))"
+    # Bytes pass unchanged: no newline added to a last partial line, and a
+    # line longer than oshrun's buffer (200 kB) arrives whole when alone.
+    run -n 1 sh -c 'printf "a\nb"; head -c 200000 /dev/zero | tr "\0" y' "$tag"
+    expect_rc 0
+    [ "$(wc -c <"$dir/out")" = 200003 ] || fail "single PE: $(wc -c <"$dir/out") bytes, want 200003"
+    [ "$(head -c 3 "$dir/out")" = "$(printf 'a\nb')" ] || fail "single PE output starts '$(head -c 3 "$dir/out")'"
+    ;;
+sigpipe)
+    # The reader goes away: oshrun stops the PEs (which would print forever)
+    # and ends quietly by SIGPIPE, naming no PE.
+    t0=$(now_ms)
+    { "$OSHRUN" -n 4 sh -c 'yes "line from PE $SHOAL_RANK"' "$tag" 2>"$dir/err"; echo $? >"$dir/rc"; } | head -n 1 >"$dir/out"
+    elapsed=$(($(now_ms) - t0))
+    rc=$(cat "$dir/rc")
+    expect_rc 141
+    grep -Eqx 'line from PE [0-3]' "$dir/out" || fail "head read '$(cat "$dir/out")'"
+    [ -s "$dir/err" ] && fail "stderr: $(cat "$dir/err")"
+    expect_within 5000
+    expect_no_leftovers
+    # Output through stderr too (2>&1 | head).
+    { "$OSHRUN" -n 2 sh -c 'yes "err from PE $SHOAL_RANK" >&2' "$tag" 2>&1; echo $? >"$dir/rc"; } | head -n 1 >"$dir/out"
+    rc=$(cat "$dir/rc")
+    expect_rc 141
+    grep -Eqx 'err from PE [01]' "$dir/out" || fail "head read '$(cat "$dir/out")'"
+    expect_no_leftovers
+    ;;
+stalled_reader)
+    # A reader that stops reading holds up the PEs' output, not oshrun:
+    # --timeout and Ctrl-C still end the job, promptly.
+    mkfifo "$dir/fifo" || exit 1
+    for how in timeout sigint; do
+        t0=$(now_ms)
+        if [ $how = timeout ]; then
+            "$OSHRUN" -n 2 --timeout 2 sh -c 'yes "PE $SHOAL_RANK"' "$tag" >"$dir/fifo" 2>"$dir/err" &
+        else
+            "$OSHRUN" -n 2 sh -c 'yes "PE $SHOAL_RANK"' "$tag" >"$dir/fifo" 2>"$dir/err" &
+        fi
+        pid=$!
+        exec 3<"$dir/fifo" # opened, never read
+        if [ $how = sigint ]; then
+            sleep 1
+            kill -INT $pid
+        fi
+        wait $pid
+        rc=$?
+        elapsed=$(($(now_ms) - t0))
+        exec 3<&-
+        if [ $how = timeout ]; then
+            expect_rc 124
+            expect_err_line '^oshrun: job timed out after 2 seconds; stopping 2 PEs$'
+        else
+            expect_rc 130
+            expect_err_line '^oshrun: job stopped by SIGINT; stopping 2 PEs$'
+        fi
+        expect_within 6000
+        expect_no_leftovers
+    done
+    ;;
+sigint)
+    # Ctrl-C: the job was stopped, no PE "killed"; oshrun ends by SIGINT (130).
+    signal_sleepers INT
+    expect_rc 130
+    expect_err_line '^oshrun: job stopped by SIGINT; stopping 3 PEs$'
+    expect_no_leftovers
+    # A PE that handles SIGINT and exits 0 does not make the job a success.
+    "$OSHRUN" -n 2 sh -c 'trap "exit 0" INT; echo ready; while :; do sleep 0.05; done' "$tag" >"$dir/out" 2>"$dir/err" &
+    pid=$!
+    i=0
+    until [ "$(grep -c ready "$dir/out")" = 2 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    expect_rc 130
+    expect_err_line '^oshrun: job stopped by SIGINT; stopping 2 PEs$'
+    expect_no_leftovers
+    ;;
+export)
+    # -x VAR=VALUE sets, -x VAR passes oshrun's value; options stay before the program.
+    FROM_OSHRUN="kept value" run -n 2 -x FOO=bar -x 'EQ=a=b c' -x EMPTY= -x FROM_OSHRUN \
+        sh -c 'echo "$SHOAL_RANK|$FOO|$EQ|${EMPTY-unset}|$FROM_OSHRUN"' "$tag"
+    expect_rc 0
+    for r in 0 1; do
+        grep -qx "$r|bar|a=b c||kept value" "$dir/out" || fail "PE $r: $(cat "$dir/out")"
+    done
+    # It overrides oshrun's own value.
+    FOO=outer run -n 1 -x FOO=inner sh -c 'echo "$FOO"'
+    [ "$(cat "$dir/out")" = inner ] || fail "-x FOO=inner over FOO=outer gave '$(cat "$dir/out")'"
+    check_x() {
+        run -n 1 -x "$1" true
+        expect_rc 2
+        head -n 1 "$dir/err" | grep -Fqx "oshrun: -x needs VAR or VAR=VALUE (VAR: letters, digits, '_'), got '$1'" ||
+            fail "-x '$1': $(cat "$dir/err")"
+    }
+    check_x 1BAD
+    check_x =value
+    check_x 'A-B=1'
+    ;;
+local_env)
+    # SHOAL_LOCAL_RANK/SIZE on one host as across hosts; SHOAL_NODE_RANK only across hosts.
+    run -n 3 sh -c 'echo "$SHOAL_RANK $SHOAL_LOCAL_RANK $SHOAL_LOCAL_SIZE ${SHOAL_NODE_RANK-none}"' "$tag"
+    expect_rc 0
+    for r in 0 1 2; do grep -qx "$r $r 3 none" "$dir/out" || fail "PE $r: $(cat "$dir/out")"; done
+    ;;
+bind_to)
+    command -v python3 >/dev/null 2>&1 || { echo "no python3; skipping"; exit 77; }
+    # Oshrun's CPUs grouped by core (sysfs), as kernel lists, one core a line.
+    cores() {
+        python3 - "$1" <<'PY'
+import sys
+def expand(text):
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+def fmt(cpus):
+    runs, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None: start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            runs.append(str(start) if start == c else "%d-%d" % (start, c)); start = None
+    return ",".join(runs)
+def key(cpu):
+    try:
+        t = "/sys/devices/system/cpu/cpu%d/topology/" % cpu
+        return (open(t + "physical_package_id").read().strip(), open(t + "core_id").read().strip())
+    except OSError:
+        return ("cpu", cpu)
+groups = {}
+for c in expand(sys.argv[1]): groups.setdefault(key(c), []).append(c)
+for g in sorted(groups.values()): print(fmt(g))
+PY
+    }
+    mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    cores "$mine" >"$dir/cores"
+    ncores=$(grep -c '' "$dir/cores")
+    [ "$ncores" -ge 2 ] || { echo "only $ncores core available; skipping"; exit 77; }
+    show='echo "$SHOAL_RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+    # Default, PEs fit one per core: PE i on core i.
+    run -n 2 sh -c "$show" "$tag"
+    expect_rc 0
+    for r in 0 1; do
+        want=$(sed -n "$((r + 1))p" "$dir/cores")
+        grep -qx "$r $want" "$dir/out" || fail "default: PE $r runs on '$(sed -n "s/^$r //p" "$dir/out")', want core $r: '$want'"
+    done
+    run -n "$ncores" --bind-to core sh -c "$show" "$tag"
+    expect_rc 0
+    [ "$(cut -d' ' -f2 "$dir/out" | sort -u | grep -c '')" = "$ncores" ] || fail "--bind-to core: PEs share cores: $(cat "$dir/out")"
+    # None; more PEs than cores; one PE: every CPU oshrun has.
+    for args in "-n 2 --bind-to none" "-n $((ncores + 1))" "-n 1"; do
+        run $args sh -c "$show" "$tag"
+        expect_rc 0
+        bad=$(grep -vc " $mine\$" "$dir/out")
+        [ "$bad" = 0 ] || fail "$args: PEs bound: $(cat "$dir/out"), want all on $mine"
+    done
+    # Asking for cores that are not there is refused in one line.
+    run -n $((ncores + 1)) --bind-to core true
+    expect_rc 1
+    expect_err_line "^oshrun: --bind-to core: $((ncores + 1)) PEs on this host but only $ncores cores available to oshrun; use --bind-to none$"
+    run -n 2 --bind-to socket true
+    expect_rc 2
+    grep -Fqx "oshrun: --bind-to needs core or none, got 'socket'" "$dir/err" || fail "--bind-to socket: $(cat "$dir/err")"
+    # Only the CPUs oshrun may use count (sched_getaffinity).
+    if command -v taskset >/dev/null 2>&1; then
+        first=$(head -n 1 "$dir/cores")
+        t0=$(now_ms)
+        taskset -c "$first" "$OSHRUN" -n 2 sh -c "$show" "$tag" >"$dir/out" 2>"$dir/err"
+        rc=$?
+        expect_rc 0
+        [ "$(grep -vc " $first\$" "$dir/out")" = 0 ] || fail "under taskset -c $first: $(cat "$dir/out")"
+    fi
+    ;;
 gather_*)
     n=${case_name#gather_}
     run -n "$n" "$PE" gather 6 3 "$tag"
@@ -183,16 +395,9 @@ forward)
     wait $pid
     rc=$?
     expect_rc 0
-    "$OSHRUN" -n 3 "$PE" sleep "$tag" >"$dir/out" 2>"$dir/err" &
-    pid=$!
-    i=0
-    until [ "$(tagged_pids | wc -l)" -ge 3 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
-    sleep 0.2
-    kill -TERM $pid
-    wait $pid
-    rc=$?
+    signal_sleepers TERM
     expect_rc 143
-    expect_err_line '^oshrun: PE [0-2] \(pid [0-9]+\) killed by signal SIGTERM \(15\)'
+    expect_err_line '^oshrun: job stopped by SIGTERM; stopping 3 PEs$'
     expect_no_leftovers
     ;;
 launcher_killed)

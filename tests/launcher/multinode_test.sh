@@ -98,6 +98,18 @@ two_by_two)
     done
     expect_no_leftovers
     ;;
+export)
+    # h-launch (issue 14): -x across hosts. Each host's oshrun starts its
+    # PEs from its own environment and applies its own -x options.
+    show='echo "$SHOAL_RANK $SHOAL_LOCAL_RANK/$SHOAL_LOCAL_SIZE $FOO $BAR"; exec "$0" hello "$1"'
+    BAR=b0 node0 2 1 -x FOO=zero -x BAR sh -c "$show" "$PE" "$tag" &&
+        BAR=b1 node 1 2 2 -x FOO=one -x BAR sh -c "$show" "$PE" "$tag-n1"
+    finish 0; finish 1
+    expect_rc 0 0; expect_rc 1 0; expect_quiet 0; expect_quiet 1
+    grep -qx '0 0/1 zero b0' "$dir/out.0" || fail "node 0: $(cat "$dir/out.0")"
+    grep -qx '1 0/2 one b1' "$dir/out.1" && grep -qx '2 1/2 one b1' "$dir/out.1" || fail "node 1: $(cat "$dir/out.1")"
+    expect_no_leftovers
+    ;;
 three_by_one)
     node0 3 1 "$PE" gather 3 2 "$tag" && node 2 3 1 "$PE" gather 3 2 "$tag-n2" && node 1 3 1 "$PE" gather 3 2 "$tag-n1"
     finish 0; finish 1; finish 2

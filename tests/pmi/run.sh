@@ -1,13 +1,14 @@
 #!/bin/sh
 # run.sh: runs a Shoal program under a standard launcher and judges the job.
 #
-#   run.sh mpich|ompi NP EXPECT PROGRAM [ARGS...]
+#   run.sh mpich|mpich-port|ompi NP EXPECT PROGRAM [ARGS...]
 #
+# mpich-port is Hydra's -pmi-port mode (PMI_PORT and PMI_ID, no PMI_FD).
 # EXPECT is "ok" (exit 0), "status=N" (the job ends with exactly N) or
 # "fail" (non-zero). A job that outlives its time limit is a failure
 # (a hang), whatever EXPECT says. Exit 77 (skip) only when the launcher
 # binary is missing. Everything stays on loopback.
-kind=${1:?usage: run.sh mpich|ompi NP EXPECT PROGRAM [ARGS...]}
+kind=${1:?usage: run.sh mpich|mpich-port|ompi NP EXPECT PROGRAM [ARGS...]}
 np=${2:?}
 expect=${3:?}
 shift 3
@@ -17,6 +18,10 @@ case $kind in
 mpich)
     launcher=$(command -v mpiexec.mpich) || { echo "run.sh: mpiexec.mpich not installed; skipping"; exit 77; }
     set -- "$launcher" -n "$np" "$@"
+    ;;
+mpich-port)
+    launcher=$(command -v mpiexec.mpich) || { echo "run.sh: mpiexec.mpich not installed; skipping"; exit 77; }
+    set -- "$launcher" -pmi-port -n "$np" "$@"
     ;;
 ompi)
     # Open MPI refuses root unless told (even for --version); tests run as

@@ -131,6 +131,35 @@ enum oshrun_parse oshrun_parse_args(int argc, char *const argv[], struct oshrun_
             opt->rendezvous = value;
             continue;
         }
+        if (option_value(arg, "-x", &i, argc, argv, &value)) {
+            size_t name_len = value ? strcspn(value, "=") : 0;
+            int ok = name_len > 0 && !(value[0] >= '0' && value[0] <= '9');
+            for (size_t k = 0; k < name_len && ok; k++)
+                ok = value[k] == '_' || (value[k] >= 'A' && value[k] <= 'Z') || (value[k] >= 'a' && value[k] <= 'z') ||
+                     (value[k] >= '0' && value[k] <= '9');
+            if (!ok) {
+                snprintf(err, errlen, "-x needs VAR or VAR=VALUE (VAR: letters, digits, '_'), got '%s'",
+                         value ? value : "");
+                return fail(err, errlen);
+            }
+            if (opt->nexports == OSHRUN_MAX_EXPORTS) {
+                snprintf(err, errlen, "-x %s: at most %d variables can be exported", value, OSHRUN_MAX_EXPORTS);
+                return fail(err, errlen);
+            }
+            opt->exports[opt->nexports++] = value;
+            continue;
+        }
+        if (option_value(arg, "--bind-to", &i, argc, argv, &value)) {
+            if (value && strcmp(value, "core") == 0)
+                opt->bind = OSHRUN_BIND_CORE;
+            else if (value && strcmp(value, "none") == 0)
+                opt->bind = OSHRUN_BIND_NONE;
+            else {
+                snprintf(err, errlen, "--bind-to needs core or none, got '%s'", value ? value : "");
+                return fail(err, errlen);
+            }
+            continue;
+        }
         if (option_value(arg, "--tree-fanout", &i, argc, argv, &value)) {
             long v;
             if (parse_positive(value, OSHRUN_MAX_FANOUT, &v)) {

@@ -10,6 +10,13 @@
 #define OSHRUN_MAX_TIMEOUT 31536000L /* one year, in seconds */
 #define OSHRUN_TREE_FANOUT 4 /* children per node in the allgather tree, unless --tree-fanout */
 #define OSHRUN_MAX_FANOUT 64
+#define OSHRUN_MAX_EXPORTS 256 /* -x options */
+
+enum oshrun_bind {
+    OSHRUN_BIND_AUTO, /* cores when 2 or more PEs fit one per core, on one host; else none */
+    OSHRUN_BIND_CORE,
+    OSHRUN_BIND_NONE,
+};
 
 struct oshrun_options {
     int npes;
@@ -22,6 +29,10 @@ struct oshrun_options {
     int node_rank;       /* -1: not given */
     const char *rendezvous;
     int tree_fanout; /* children per node in the allgather tree; 0: not given */
+    enum oshrun_bind bind; /* --bind-to */
+    /* -x: "VAR" (pass oshrun's value on) or "VAR=VALUE"; point into argv. */
+    const char *exports[OSHRUN_MAX_EXPORTS];
+    int nexports;
 };
 
 enum oshrun_parse {

@@ -69,19 +69,16 @@ void oshrun_signal_all(struct oshrun_job *job, int sig)
     }
 }
 
-void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+/* Marks the job failed with status and prints "oshrun: <what>..." unless
+ * quiet; the caller stops the PEs. */
+static void record_failure(struct oshrun_job *job, int status, int culprit, const char *what, int quiet)
 {
-    char what[1024];
-    va_list ap;
     int others = 0;
-    if (job->failed) return;
     job->failed = 1;
     job->status = status;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     for (int r = 0; r < job->npes; r++)
         if (job->pes[r].running && job->pes[r].rank != culprit) others++;
+    if (quiet) return;
     if (job->net)
         fprintf(stderr, "oshrun: %s; stopping the job\n", what);
     else if (others == 0)
@@ -90,9 +87,51 @@ void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fm
         fprintf(stderr, "oshrun: %s; stopping %s%d PE%s\n", what, culprit >= 0 ? "the other " : "", others,
                 others == 1 ? "" : "s");
     fflush(stderr);
+}
+
+void oshrun_fail(struct oshrun_job *job, int status, int culprit, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    if (job->failed) return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    record_failure(job, status, culprit, what, 0);
     oshrun_signal_all(job, SIGTERM);
     job->kill_at = oshrun_now() + KILL_GRACE_S;
     if (job->net) oshrun_net_fault(job, status, what);
+}
+
+/* SIGINT, SIGTERM, SIGHUP or SIGQUIT from outside (Ctrl-C): the job was
+ * stopped, no PE failed. The PEs get the signal itself (a program may
+ * handle it); a second one is SIGKILL. oshrun then ends by the same
+ * signal, as a tool interrupted should (SIGQUIT: by exit status, without
+ * a core dump). */
+static void stopped_by(struct oshrun_job *job, int sig)
+{
+    char what[128];
+    if (job->failed) return;
+    snprintf(what, sizeof what, "job stopped by %s", signal_name(sig));
+    record_failure(job, 128 + sig, -1, what, 0);
+    job->die_by = sig == SIGQUIT ? 0 : sig;
+    if (job->net) oshrun_net_fault(job, 128 + sig, what);
+}
+
+/* The reader of our output went away (`oshrun ... | head`): stop the job
+ * quietly and end by SIGPIPE, as other tools in a pipeline do. */
+static void output_gone(struct oshrun_job *job, const struct oshrun_stream *s)
+{
+    if (job->failed || s->broken != OSHRUN_STREAM_EPIPE) return;
+    record_failure(job, 128 + SIGPIPE, -1, "", 1);
+    job->die_by = SIGPIPE;
+    oshrun_signal_all(job, SIGTERM);
+    job->kill_at = oshrun_now() + KILL_GRACE_S;
+    if (job->net) {
+        char what[128];
+        snprintf(what, sizeof what, "the output of node %d was closed (SIGPIPE)", job->opt->node_rank);
+        oshrun_net_fault(job, 128 + SIGPIPE, what);
+    }
 }
 
 void oshrun_pe_name(const struct oshrun_job *job, const struct oshrun_pe *pe, int with_pid, char *buf, size_t len)
@@ -157,7 +196,10 @@ static void on_signals(struct oshrun_job *job)
         }
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
             /* A second request to stop is not asked politely. */
-            if (++job->term_signals > 1) sig = SIGKILL;
+            if (++job->term_signals > 1)
+                sig = SIGKILL;
+            else
+                stopped_by(job, sig);
         }
         oshrun_signal_all(job, sig);
     }
@@ -166,9 +208,40 @@ static void on_signals(struct oshrun_job *job)
 
 static int output_open(const struct oshrun_job *job)
 {
-    for (int r = 0; r < job->npes; r++)
-        if (job->pes[r].out.fd >= 0 || job->pes[r].err.fd >= 0) return 1;
+    for (int r = 0; r < job->npes; r++) {
+        const struct oshrun_pe *pe = &job->pes[r];
+        if (pe->out.fd >= 0 || pe->err.fd >= 0 || oshrun_stream_pending(&pe->out) || oshrun_stream_pending(&pe->err))
+            return 1;
+    }
     return 0;
+}
+
+/* Output waiting for room in target (STDOUT_FILENO or STDERR_FILENO). */
+static int output_waits(const struct oshrun_job *job, int target)
+{
+    for (int r = 0; r < job->npes; r++) {
+        const struct oshrun_pe *pe = &job->pes[r];
+        if ((pe->out.target == target && oshrun_stream_pending(&pe->out)) ||
+            (pe->err.target == target && oshrun_stream_pending(&pe->err)))
+            return 1;
+    }
+    return 0;
+}
+
+/* target has room: every PE's queued output for it goes on (in turn; a
+ * half-written line goes first), then the PE's pipe is read again. */
+static void output_resume(struct oshrun_job *job, int target)
+{
+    for (int r = 0; r < job->npes; r++) {
+        struct oshrun_pe *pe = &job->pes[r];
+        struct oshrun_stream *ss[2] = {&pe->out, &pe->err};
+        for (int k = 0; k < 2; k++) {
+            if (ss[k]->target != target || !oshrun_stream_pending(ss[k])) continue;
+            oshrun_stream_flush(ss[k], 0);
+            if (!oshrun_stream_pending(ss[k]) && ss[k]->fd >= 0) oshrun_stream_read(ss[k], pe->rank);
+            output_gone(job, ss[k]);
+        }
+    }
 }
 
 static void on_timers(struct oshrun_job *job, double now)
@@ -213,11 +286,15 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
         }
         int n = 0;
         pfd[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        /* Our stdout and stderr, while output waits for room in them. */
+        pfd[n++] = (struct pollfd){.fd = output_waits(job, STDOUT_FILENO) ? STDOUT_FILENO : -1, .events = POLLOUT};
+        pfd[n++] = (struct pollfd){.fd = output_waits(job, STDERR_FILENO) ? STDERR_FILENO : -1, .events = POLLOUT};
         for (int r = 0; r < job->npes; r++) {
             struct oshrun_pe *pe = &job->pes[r];
             pfd[n++] = (struct pollfd){.fd = pe->sock, .events = POLLIN};
-            pfd[n++] = (struct pollfd){.fd = pe->out.fd, .events = POLLIN};
-            pfd[n++] = (struct pollfd){.fd = pe->err.fd, .events = POLLIN};
+            /* A PE whose output waits is not read: its pipe fills and it waits too. */
+            pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->out) ? -1 : pe->out.fd, .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->err) ? -1 : pe->err.fd, .events = POLLIN};
         }
         int net_at = n;
         if (job->net) n += oshrun_net_pollfds(job, pfd + n);
@@ -231,12 +308,16 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             return;
         }
         if (ready <= 0 && !buffered) continue;
+        if (pfd[1].revents) output_resume(job, STDOUT_FILENO);
+        if (pfd[2].revents) output_resume(job, STDERR_FILENO);
         for (int r = 0; r < job->npes; r++) {
             struct oshrun_pe *pe = &job->pes[r];
-            struct pollfd *p = &pfd[1 + 3 * r];
+            struct pollfd *p = &pfd[3 + 3 * r];
             if (p[0].revents && pe->sock >= 0) oshrun_serve(job, pe);
             if (p[1].revents && pe->out.fd >= 0) oshrun_stream_read(&pe->out, pe->rank);
             if (p[2].revents && pe->err.fd >= 0) oshrun_stream_read(&pe->err, pe->rank);
+            output_gone(job, &pe->out);
+            output_gone(job, &pe->err);
         }
         if (job->net) oshrun_net_serve(job, pfd + net_at);
         if (pfd[0].revents) on_signals(job);
@@ -250,7 +331,7 @@ static void hold_std_fds(void)
         if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return;
 }
 
-int oshrun_run(const struct oshrun_options *opt, char *const argv[])
+int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by)
 {
     struct oshrun_job job = {.opt = opt, .argv = argv, .npes = opt->npes, .size = opt->npes, .self = getpid(),
                              .sigfd = -1, .guard = -1};
@@ -271,7 +352,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         }
     }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
-    pfd = calloc(1 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
+    pfd = calloc(3 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
     if (!job.pes || !pfd) {
         fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
         free(job.pes);
@@ -285,8 +366,8 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         pe->rank = job.rank_base + r;
         pe->sock = -1;
         shoal_wire_reader_init(&pe->reader);
-        oshrun_stream_init(&pe->out, -1, STDOUT_FILENO);
-        oshrun_stream_init(&pe->err, -1, STDERR_FILENO);
+        oshrun_stream_init(&pe->out, -1, STDOUT_FILENO, opt->tag_output);
+        oshrun_stream_init(&pe->err, -1, STDERR_FILENO, opt->tag_output);
     }
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
@@ -298,14 +379,21 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[])
         job.status = 1;
         goto out;
     }
+    if (oshrun_bind_plan(&job) != 0) {
+        job.status = 1;
+        goto out;
+    }
     if (opt->timeout_s) job.deadline = oshrun_now() + (double)opt->timeout_s;
     oshrun_spawn(&job); /* on failure, job.failed is set and started PEs are being killed */
     loop(&job, pfd);
-out:
+out:;
+    /* A job that ended well delivers all its output; a stopped one gives
+     * a reader that does not read a little time, not forever. */
+    double until = job.failed ? oshrun_now() + OUTPUT_DRAIN_S : 0;
     for (int r = 0; r < job.npes; r++) {
         struct oshrun_pe *pe = &job.pes[r];
-        oshrun_stream_close(&pe->out, pe->rank);
-        oshrun_stream_close(&pe->err, pe->rank);
+        oshrun_stream_close(&pe->out, pe->rank, until);
+        oshrun_stream_close(&pe->err, pe->rank, until);
         if (pe->sock >= 0) close(pe->sock);
         shoal_wire_reader_reset(&pe->reader);
     }
@@ -316,5 +404,7 @@ out:
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(job.pes);
     free(pfd);
+    free(job.cores);
+    *die_by = job.die_by;
     return job.status;
 }

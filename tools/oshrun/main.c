@@ -2,6 +2,7 @@
 #include "oshrun.h"
 #include "tls.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,13 @@ static void usage(FILE *f)
             "                         every node)\n"
             "  --make-secret FILE     write a new random job secret to FILE (mode 0600)\n"
             "  --tag-output           prefix each line of output with \"[PE n] \"\n"
+            "  -x VAR[=VALUE]         set VAR to VALUE in every PE (a bare VAR passes on\n"
+            "                         oshrun's value, as every PE inherits it anyway);\n"
+            "                         across hosts each host's oshrun applies its own -x\n"
+            "  --bind-to core|none    bind each PE to a core of those oshrun may use\n"
+            "                         (PE i on this host to core i), or leave them free.\n"
+            "                         Default: core when 2 or more PEs fit one per core on\n"
+            "                         one host, none otherwise (and across hosts)\n"
             "  -h, --help             show this help and exit\n"
             "  --version              show the Shoal version and exit\n"
             "\n"
@@ -36,7 +44,13 @@ static void usage(FILE *f)
             "all PEs succeed, 124 on timeout, 127 when PROGRAM cannot be found, 126 when\n"
             "it cannot be executed, 2 for bad arguments. When a PE fails, or exits without\n"
             "calling shmem_finalize, the others are stopped within a second.\n"
-            "Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to the PEs.\n",
+            "PE output is passed on a whole line at a time, so lines of different PEs never\n"
+            "mix (each PE's stdout and stderr are pipes to oshrun).\n"
+            "Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to the PEs; the first\n"
+            "INT, TERM, HUP or QUIT stops the job (\"job stopped by SIGINT\"), a second one\n"
+            "kills the PEs, and oshrun then ends by that signal. When the reader of its\n"
+            "output goes away (oshrun ... | head), oshrun stops the PEs and ends quietly\n"
+            "by SIGPIPE.\n",
             OSHRUN_MAX_PES, OSHRUN_MAX_FANOUT, OSHRUN_TREE_FANOUT);
 }
 
@@ -64,5 +78,17 @@ int main(int argc, char *argv[])
         return 2;
     case OSHRUN_PARSE_RUN: break;
     }
-    return oshrun_run(&opt, argv + opt.prog_index);
+    int die_by = 0, status = oshrun_run(&opt, argv + opt.prog_index, &die_by);
+    if (die_by) {
+        /* Interrupted (Ctrl-C) or cut off (a closed pipe): end by the same
+         * signal, so a calling shell or script sees it was. */
+        sigset_t set;
+        fflush(NULL);
+        signal(die_by, SIG_DFL);
+        sigemptyset(&set);
+        sigaddset(&set, die_by);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(die_by);
+    }
+    return status;
 }

@@ -4,9 +4,10 @@
  *   spawn.c   fork/exec of the PEs
  *   job.c     event loop: signals, exits, timeouts, stopping the job
  *   serve.c   the bootstrap protocol (allgather, finalize, abort)
- *   output.c  --tag-output line prefixing
+ *   output.c  PE output, forwarded a line at a time (--tag-output prefixes)
  *   guard.c   the guardian: sweeps the PEs' groups however oshrun ends
  *   limits.c  the open-file limit, named with its numbers
+ *   bind.c    --bind-to: which cores the PEs are bound to
  *   net.h     across hosts: rendezvous.c, accept.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
@@ -16,6 +17,7 @@
 #define OSHRUN_OSHRUN_H
 
 #include <poll.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,11 +25,18 @@
 #include "args.h"
 #include "boot/wire.h"
 
+#define OSHRUN_STREAM_EPIPE 1  /* the reader of oshrun's output is gone */
+#define OSHRUN_STREAM_FAILED 2 /* another write error */
+
 struct oshrun_stream {
     int fd;     /* read end of the PE's stdout/stderr pipe, -1 when closed */
     int target; /* launcher's STDOUT_FILENO or STDERR_FILENO */
-    char *buf;
+    int tag;    /* prefix lines with "[PE n] " (--tag-output) */
+    int broken; /* 0, or OSHRUN_STREAM_*: output is read and dropped */
+    char *buf;  /* read from the PE, not yet a whole line */
     size_t len, cap;
+    char *obuf; /* outbox: whole lines (prefixed) waiting for the target */
+    size_t olen, ooff, ocap;
 };
 
 struct oshrun_net;
@@ -64,6 +73,9 @@ struct oshrun_job {
     double kill_at;   /* when SIGKILL follows SIGTERM; 0 when not pending */
     double deadline;  /* --timeout; 0 when none */
     int term_signals; /* terminating signals received from outside */
+    int die_by;       /* signal oshrun ends by (SIGINT, SIGPIPE, ...): 0 for an exit */
+    cpu_set_t *cores; /* --bind-to: local PE i runs on cores[i]; NULL: not bound */
+    int ncores;
 
     /* current allgather */
     int ngathered;
@@ -117,11 +129,19 @@ double oshrun_net_next_timer(const struct oshrun_job *job);
 int oshrun_net_finished(struct oshrun_job *job);
 void oshrun_net_close(struct oshrun_job *job);
 
-void oshrun_stream_init(struct oshrun_stream *s, int fd, int target);
-/* Reads what is available; writes out complete lines with the PE prefix. */
+void oshrun_stream_init(struct oshrun_stream *s, int fd, int target, int tag);
+/* Reads what is available unless output is pending, and queues complete
+ * lines; writes them as far as the target takes without blocking (sets
+ * s->broken when writing fails). */
 void oshrun_stream_read(struct oshrun_stream *s, int rank);
-/* Writes out a partial last line and closes the pipe. */
-void oshrun_stream_close(struct oshrun_stream *s, int rank);
+/* 1 while queued output waits for room in the target. */
+int oshrun_stream_pending(const struct oshrun_stream *s);
+/* Writes queued output: as far as the target takes now (block 0), or all of it. */
+void oshrun_stream_flush(struct oshrun_stream *s, int block);
+/* Closes the pipe and writes out everything, a partial last line too:
+ * however long the reader takes (until 0), or until time `until` (then
+ * the rest is dropped). */
+void oshrun_stream_close(struct oshrun_stream *s, int rank, double until);
 
 /* guard.c: the guardian process that SIGKILLs the PEs' process groups when
  * oshrun ends, however it ends. start returns the pipe to it (-1: failed,
@@ -139,6 +159,13 @@ int oshrun_fd_limit_hit(char *what, size_t len);
  * descriptors under its open-file limit. */
 int oshrun_pe_fd_room(pid_t pid, size_t incoming, char *what, size_t len);
 
-int oshrun_run(const struct oshrun_options *opt, char *const argv[]);
+/* bind.c: plans the binding (0, or 1 with a line printed); bind_pe runs
+ * in local PE `local`'s child before exec (0 or an errno). */
+int oshrun_bind_plan(struct oshrun_job *job);
+int oshrun_bind_pe(const struct oshrun_job *job, int local);
+
+/* Returns the exit status; *die_by is a signal oshrun should end by
+ * instead (raised by main once everything is cleaned up), or 0. */
+int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by);
 
 #endif

@@ -20,7 +20,7 @@ static const int reset_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, S
 
 struct child_fds {
     int sock;     /* the PE's end of the socketpair */
-    int out, err; /* write ends of the output pipes, -1 without --tag-output */
+    int out, err; /* write ends of the output pipes */
     int report;   /* exec-failure pipe */
 };
 
@@ -43,8 +43,9 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
     for (size_t i = 0; i < sizeof reset_signals / sizeof reset_signals[0]; i++) signal(reset_signals[i], SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (c->out >= 0 && (dup2(c->out, STDOUT_FILENO) < 0 || dup2(c->err, STDERR_FILENO) < 0))
-        child_fail(c->report, errno);
+    if (dup2(c->out, STDOUT_FILENO) < 0 || dup2(c->err, STDERR_FILENO) < 0) child_fail(c->report, errno);
+    int bind_err = oshrun_bind_pe(job, rank - job->rank_base);
+    if (bind_err) child_fail(c->report, -bind_err); /* negative: not an exec failure */
     if (rank > 0) { /* only PE 0 reads the launcher's stdin */
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null < 0 || dup2(null, STDIN_FILENO) < 0) child_fail(c->report, errno);
@@ -56,15 +57,25 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
     setenv("SHOAL_RANK", num, 1);
     snprintf(num, sizeof num, "%d", job->size);
     setenv("SHOAL_SIZE", num, 1);
-    if (job->net) { /* the PE exchanges descriptors with this host's PEs only */
+    /* This host's PEs, on one host as across hosts (the PE exchanges
+     * descriptors with these only). */
+    snprintf(num, sizeof num, "%d", rank - job->rank_base);
+    setenv("SHOAL_LOCAL_RANK", num, 1);
+    snprintf(num, sizeof num, "%d", job->npes);
+    setenv("SHOAL_LOCAL_SIZE", num, 1);
+    if (job->net) {
         snprintf(num, sizeof num, "%d", job->opt->node_rank);
         setenv("SHOAL_NODE_RANK", num, 1);
-        snprintf(num, sizeof num, "%d", rank - job->rank_base);
-        setenv("SHOAL_LOCAL_RANK", num, 1);
-        snprintf(num, sizeof num, "%d", job->npes);
-        setenv("SHOAL_LOCAL_SIZE", num, 1);
         /* Data endpoints listen on the interface of the route to it (boot/bind_addr.h). */
         setenv("SHOAL_RENDEZVOUS", job->opt->rendezvous, 1);
+    }
+    /* -x VAR=VALUE; a bare -x VAR is inherited as it is. */
+    for (int i = 0; i < job->opt->nexports; i++) {
+        const char *x = job->opt->exports[i], *eq = strchr(x, '=');
+        char name[256];
+        if (!eq || (size_t)(eq - x) >= sizeof name) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(eq - x), x);
+        if (setenv(name, eq + 1, 1) != 0) child_fail(c->report, errno);
     }
     execvp(job->argv[0], job->argv);
     child_fail(c->report, errno);
@@ -84,7 +95,7 @@ static int spawn_one(struct oshrun_job *job, struct oshrun_pe *pe)
     int sv[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
     int child_errno = 0;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(rep, O_CLOEXEC) < 0 ||
-        (job->opt->tag_output && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))) {
+        pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
         fprintf(stderr, "oshrun: cannot set up PE %d: %s\n", pe->rank, strerror(errno));
         goto fail;
     }
@@ -110,6 +121,13 @@ static int spawn_one(struct oshrun_job *job, struct oshrun_pe *pe)
     do n = read(rep[0], &child_errno, sizeof child_errno);
     while (n < 0 && errno == EINTR);
     close_if(&rep[0]);
+    if (n > 0 && child_errno < 0) {
+        fprintf(stderr, "oshrun: cannot bind PE %d to its core (--bind-to): %s\n", pe->rank, strerror(-child_errno));
+        close_if(&sv[0]);
+        close_if(&out[0]);
+        close_if(&err[0]);
+        return 1;
+    }
     if (n > 0) {
         fprintf(stderr, "oshrun: cannot execute '%s': %s\n", job->argv[0], strerror(child_errno));
         close_if(&sv[0]);
@@ -119,12 +137,10 @@ static int spawn_one(struct oshrun_job *job, struct oshrun_pe *pe)
     }
     pe->sock = sv[0];
     set_nonblock(pe->sock);
-    if (job->opt->tag_output) {
-        set_nonblock(out[0]);
-        set_nonblock(err[0]);
-        oshrun_stream_init(&pe->out, out[0], STDOUT_FILENO);
-        oshrun_stream_init(&pe->err, err[0], STDERR_FILENO);
-    }
+    set_nonblock(out[0]);
+    set_nonblock(err[0]);
+    oshrun_stream_init(&pe->out, out[0], STDOUT_FILENO, job->opt->tag_output);
+    oshrun_stream_init(&pe->err, err[0], STDERR_FILENO, job->opt->tag_output);
     return 0;
 fail:
     close_if(&sv[0]);
