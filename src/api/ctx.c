@@ -91,10 +91,10 @@ static int create_ctx(const char *call, shmem_team_t team, long options, shmem_c
     shoal_check_init(call);
     if (!ctx) shoal_api_fail(call, "ctx is a null pointer");
     *ctx = SHMEM_CTX_INVALID;
-    const long known = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
-    if (options & ~known)
-        shoal_api_fail(call, "options 0x%lx have unknown bits 0x%lx (known: SHMEM_CTX_SERIALIZED, "
-                       "SHMEM_CTX_PRIVATE, SHMEM_CTX_NOSTORE)", options, options & ~known);
+    /* Options only promise how the context will be used, so a bit this
+     * library does not know (a later standard's) is dropped: a context that
+     * relies on no promise is correct for any use. */
+    options &= SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
     if (team == SHMEM_TEAM_INVALID) return -1;
     if (!shoal_api_team_known(team))
         shoal_api_fail(call, "team %p is not a valid team (never created, or already destroyed)", (void *)team);

@@ -99,13 +99,12 @@ void *shmem_malloc_with_hints(size_t size, long hints)
 {
     static const char *call = "shmem_malloc_with_hints";
     shoal_check_init(call);
-    const long known = SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE;
-    if (hints & ~known)
-        shoal_api_fail(call, "hints 0x%lx include unknown bits 0x%lx (known: SHMEM_MALLOC_ATOMICS_REMOTE, "
-                       "SHMEM_MALLOC_SIGNAL_REMOTE)", hints, hints & ~known);
-    /* Objects updated remotely get cache lines of their own, so a peer's
-     * atomics do not bounce a line that local code is also writing. */
-    return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, hints ? 64 : 0);
+    /* Hints are advisory: bits this library does not know (a later
+     * standard's, or none at all) leave a plain shmem_malloc. Objects
+     * updated remotely get cache lines of their own, so a peer's atomics do
+     * not bounce a line that local code is also writing. */
+    const long remote = hints & (SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE);
+    return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, remote ? 64 : 0);
 }
 
 void shmem_free(void *ptr)
