@@ -13,16 +13,25 @@
 
 static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
 
+/* Why an allocation failed. The log line already names the PE. A request
+ * larger than the whole heap can never succeed, so it names the setting to
+ * change rather than calling the heap full. */
 static void report_full(const char *call, size_t size)
 {
     char want[32], free_b[32], largest[32], total[32];
+    shoal_format_bytes(size, want, sizeof want);
+    shoal_format_bytes(shoal_rt.config.symmetric_size, total, sizeof total);
+    if (size > shoal_rt.internal_offset) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: %s requested exceeds the symmetric heap size (SHMEM_SYMMETRIC_SIZE=%s); raise "
+                        "SHMEM_SYMMETRIC_SIZE above %s", call, want, total, want);
+        return;
+    }
     shoal_log_write(SHOAL_LOG_ERROR, NULL,
-                    "%s: PE %d: symmetric heap is full: %s requested, %s free, largest free block %s; "
+                    "%s: symmetric heap is full: %s requested, %s free, largest free block %s; "
                     "raise SHMEM_SYMMETRIC_SIZE (now %s)",
-                    call, shoal_rt.my_pe, shoal_format_bytes(size, want, sizeof want),
-                    shoal_format_bytes(shoal_alloc_free_bytes(shoal_rt.alloc), free_b, sizeof free_b),
-                    shoal_format_bytes(shoal_alloc_largest_free(shoal_rt.alloc), largest, sizeof largest),
-                    shoal_format_bytes(shoal_rt.config.symmetric_size, total, sizeof total));
+                    call, want, shoal_format_bytes(shoal_alloc_free_bytes(shoal_rt.alloc), free_b, sizeof free_b),
+                    shoal_format_bytes(shoal_alloc_largest_free(shoal_rt.alloc), largest, sizeof largest), total);
 }
 
 /* Allocates without the trailing barrier; NULL (reported) when full. */
@@ -87,11 +96,21 @@ void *shmem_align(size_t alignment, size_t size)
 {
     static const char *call = "shmem_align";
     shoal_check_init(call);
-    if (alignment == 0 || (alignment & (alignment - 1)))
-        shoal_api_fail(call, "alignment %zu is not a power of two", alignment);
-    if (alignment > SHOAL_HEAP_BASE_ALIGN)
-        shoal_api_fail(call, "alignment %zu exceeds the largest supported alignment %zu", alignment,
-                       SHOAL_HEAP_BASE_ALIGN);
+    /* A bad alignment is an allocation that cannot be made: NULL and one
+     * line, as for a full heap. Every PE passes the same alignment, so all
+     * return here together. */
+    if (alignment == 0 || (alignment & (alignment - 1))) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: alignment %zu is not a power of two (valid: 1, 2, 4, ... %zu); returning NULL", call,
+                        alignment, (size_t)SHOAL_HEAP_BASE_ALIGN);
+        return NULL;
+    }
+    if (alignment > SHOAL_HEAP_BASE_ALIGN) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: alignment %zu exceeds the largest supported alignment %zu; returning NULL", call,
+                        alignment, (size_t)SHOAL_HEAP_BASE_ALIGN);
+        return NULL;
+    }
     return allocate_collective(call, SHOAL_HEAP_ALIGN, size, alignment);
 }
 
