@@ -107,6 +107,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
 void shmem_team_destroy(shmem_team_t team);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int shmem_team_sync(shmem_team_t team);
+/* Deprecated active-set form; C11 programs reach it through the shmem_sync
+ * macro below, C and C++ programs call it directly. */
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 
@@ -115,7 +117,15 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
-void shmem_ctx_session_start(shmem_ctx_t ctx);
+
+/* Communication sessions (1.6): hints that a burst of operations follows. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
+                             long config_mask);
 void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* Set-up, query, tear-down. */
@@ -200,6 +210,17 @@ static inline void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr
 
 #ifdef __cplusplus
 }
+#endif
+
+/* C11 overloads shmem_sync by argument count: shmem_sync(team) is
+ * shmem_team_sync, shmem_sync(PE_start, logPE_stride, PE_size, pSync) the
+ * deprecated function (a macro does not expand inside itself, so the name
+ * in the expansion is the function). C99 and C++ keep the function alone,
+ * as the standard's C/C++ synopsis has it. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
+#define SHOAL_SYNC_BY_ARITY(a1, a2, a3, a4, name, ...) name
+#define shmem_sync(...) \
+    SHOAL_SYNC_BY_ARITY(__VA_ARGS__, shmem_sync, shmem_sync, shmem_sync, shmem_team_sync, )(__VA_ARGS__)
 #endif
 
 /* Generated typed families. */

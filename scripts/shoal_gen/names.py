@@ -28,7 +28,7 @@ HAND_TEAM = [
     ("shmem_ctx_create", "int", "0, &v_ctx"),
     ("shmem_ctx_destroy", "void", "v_ctx"),
     ("shmem_ctx_get_team", "int", "v_ctx, &v_team"),
-    ("shmem_ctx_session_start", "void", "v_ctx"),
+    ("shmem_ctx_session_start", "void", "v_ctx, SHMEM_CTX_SESSION_BATCH, &v_session, SHMEM_CTX_SESSION_TOTAL_OPS"),
     ("shmem_ctx_session_stop", "void", "v_ctx"),
     ("shmem_ctx_fence", "void", "v_ctx"),
     ("shmem_ctx_quiet", "void", "v_ctx"),
@@ -38,6 +38,11 @@ HAND_TEAM = [
     ("shmem_sync_all", "void", ""),
     ("shmem_barrier_all", "void", ""),
 ]
+# The C11 overloads of the hand-written names, by argument count (shmem.h):
+# shmem_sync(team) beside the deprecated four-argument shmem_sync above.
+HAND_TEAM_C11 = [
+    ("shmem_sync", "int", "SHMEM_TEAM_WORLD"),
+]
 
 # Variables of the names programs other than the v_TYPENAME arrays, declared
 # where referenced.
@@ -46,12 +51,13 @@ NAMES_VARS = [
     ("v_team", "static shmem_team_t v_team;"),
     ("v_ctx", "static shmem_ctx_t v_ctx;"),
     ("v_config", "static shmem_team_config_t v_config;"),
+    ("v_session", "static shmem_ctx_session_config_t v_session;"),
 ]
 
 
-def hand_team_stmts():
+def hand_team_stmts(calls=HAND_TEAM):
     out = []
-    for name, ret, args in HAND_TEAM:
+    for name, ret, args in calls:
         call = "%s(%s)" % (name, args)
         out.append(call + ";" if ret == "void" else
                    "n += (size_t)" + call + ";" if ret == "int" else "n += %s != NULL;" % call)
@@ -136,10 +142,12 @@ def generic_stmts(families):
     return out
 
 
-def names_program(label, summary, typed, generic_families):
-    """One names test program: typed calls, then the generic calls (C11)."""
-    generic = generic_stmts(generic_families)
-    generic_names = sorted({"shmem_" + forms[0].name for forms, _ in generic_families})
+def names_program(label, summary, typed, generic_families, c11_hand=()):
+    """One names test program: typed calls, then the generic calls (C11):
+    those of generic_families, then c11_hand (HAND_TEAM_C11 entries)."""
+    generic = generic_stmts(generic_families) + hand_team_stmts(c11_hand)
+    generic_names = sorted({"shmem_" + forms[0].name for forms, _ in generic_families} |
+                           {name for name, _, _ in c11_hand})
     stmts = typed + generic
     out = [banner(summary + "\n * The calls sit in a branch never taken (argc > 1000), so the program "
                   "compiles, links against\n * libshoal and runs without communicating."),
@@ -213,5 +221,6 @@ def names_tests():
         "tests/names/names_team_gen.c": names_program(
             "names_team", "The hand-written team, context and barrier calls (team_my_pe, team_split_strided, "
             "ctx_create,\n * ctx_get_team, team_sync, sync, barrier, barrier_all, ...) referenced from a "
-            "program that includes\n * shmem.h.", hand_team_stmts(), []),
+            "program that includes\n * shmem.h, and the C11 one-argument shmem_sync(team).", hand_team_stmts(), [],
+            HAND_TEAM_C11),
     }

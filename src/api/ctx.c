@@ -91,10 +91,10 @@ static int create_ctx(const char *call, shmem_team_t team, long options, shmem_c
     shoal_check_init(call);
     if (!ctx) shoal_api_fail(call, "ctx is a null pointer");
     *ctx = SHMEM_CTX_INVALID;
-    const long known = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
-    if (options & ~known)
-        shoal_api_fail(call, "options 0x%lx have unknown bits 0x%lx (known: SHMEM_CTX_SERIALIZED, "
-                       "SHMEM_CTX_PRIVATE, SHMEM_CTX_NOSTORE)", options, options & ~known);
+    /* Options only promise how the context will be used, so a bit this
+     * library does not know (a later standard's) is dropped: a context that
+     * relies on no promise is correct for any use. */
+    options &= SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
     if (team == SHMEM_TEAM_INVALID) return -1;
     if (!shoal_api_team_known(team))
         shoal_api_fail(call, "team %p is not a valid team (never created, or already destroyed)", (void *)team);
@@ -162,7 +162,28 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
     return 0;
 }
 
-/* Sessions (1.6) tell the library a burst of operations is coming; on the
- * host path there is nothing to prepare, so only the context is checked. */
-void shmem_ctx_session_start(shmem_ctx_t ctx) { shoal_check_init("shmem_ctx_session_start"); shoal_check_ctx("shmem_ctx_session_start", ctx); }
-void shmem_ctx_session_stop(shmem_ctx_t ctx) { shoal_check_init("shmem_ctx_session_stop"); shoal_check_ctx("shmem_ctx_session_stop", ctx); }
+/* Sessions (1.6) tell the library a burst of operations is coming. They are
+ * hints: on the host path stores go straight to the peer, so there is
+ * nothing to prepare, and no option or mask bit changes what any call does
+ * (the standard: no combination of options is undefined). Unknown bits are
+ * ignored, as bits of a later standard would be. The context must still be
+ * a real one; SHMEM_CTX_INVALID makes both calls do nothing. */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
+                             long config_mask)
+{
+    static const char *call = "shmem_ctx_session_start";
+    shoal_check_init(call);
+    (void)options;
+    if (ctx == SHMEM_CTX_INVALID) return;
+    shoal_check_ctx(call, ctx);
+    if ((config_mask & SHMEM_CTX_SESSION_TOTAL_OPS) && !config)
+        shoal_api_fail(call, "config is a null pointer, but config_mask 0x%lx asks for its fields", config_mask);
+}
+
+void shmem_ctx_session_stop(shmem_ctx_t ctx)
+{
+    static const char *call = "shmem_ctx_session_stop";
+    shoal_check_init(call);
+    if (ctx == SHMEM_CTX_INVALID) return;
+    shoal_check_ctx(call, ctx);
+}

@@ -13,16 +13,25 @@
 
 static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
 
+/* Why an allocation failed. The log line already names the PE. A request
+ * larger than the whole heap can never succeed, so it names the setting to
+ * change rather than calling the heap full. */
 static void report_full(const char *call, size_t size)
 {
     char want[32], free_b[32], largest[32], total[32];
+    shoal_format_bytes(size, want, sizeof want);
+    shoal_format_bytes(shoal_rt.config.symmetric_size, total, sizeof total);
+    if (size > shoal_rt.internal_offset) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: %s requested exceeds the symmetric heap size (SHMEM_SYMMETRIC_SIZE=%s); raise "
+                        "SHMEM_SYMMETRIC_SIZE above %s", call, want, total, want);
+        return;
+    }
     shoal_log_write(SHOAL_LOG_ERROR, NULL,
-                    "%s: PE %d: symmetric heap is full: %s requested, %s free, largest free block %s; "
+                    "%s: symmetric heap is full: %s requested, %s free, largest free block %s; "
                     "raise SHMEM_SYMMETRIC_SIZE (now %s)",
-                    call, shoal_rt.my_pe, shoal_format_bytes(size, want, sizeof want),
-                    shoal_format_bytes(shoal_alloc_free_bytes(shoal_rt.alloc), free_b, sizeof free_b),
-                    shoal_format_bytes(shoal_alloc_largest_free(shoal_rt.alloc), largest, sizeof largest),
-                    shoal_format_bytes(shoal_rt.config.symmetric_size, total, sizeof total));
+                    call, want, shoal_format_bytes(shoal_alloc_free_bytes(shoal_rt.alloc), free_b, sizeof free_b),
+                    shoal_format_bytes(shoal_alloc_largest_free(shoal_rt.alloc), largest, sizeof largest), total);
 }
 
 /* Allocates without the trailing barrier; NULL (reported) when full. */
@@ -87,11 +96,21 @@ void *shmem_align(size_t alignment, size_t size)
 {
     static const char *call = "shmem_align";
     shoal_check_init(call);
-    if (alignment == 0 || (alignment & (alignment - 1)))
-        shoal_api_fail(call, "alignment %zu is not a power of two", alignment);
-    if (alignment > SHOAL_HEAP_BASE_ALIGN)
-        shoal_api_fail(call, "alignment %zu exceeds the largest supported alignment %zu", alignment,
-                       SHOAL_HEAP_BASE_ALIGN);
+    /* A bad alignment is an allocation that cannot be made: NULL and one
+     * line, as for a full heap. Every PE passes the same alignment, so all
+     * return here together. */
+    if (alignment == 0 || (alignment & (alignment - 1))) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: alignment %zu is not a power of two (valid: 1, 2, 4, ... %zu); returning NULL", call,
+                        alignment, (size_t)SHOAL_HEAP_BASE_ALIGN);
+        return NULL;
+    }
+    if (alignment > SHOAL_HEAP_BASE_ALIGN) {
+        shoal_log_write(SHOAL_LOG_ERROR, NULL,
+                        "%s: alignment %zu exceeds the largest supported alignment %zu; returning NULL", call,
+                        alignment, (size_t)SHOAL_HEAP_BASE_ALIGN);
+        return NULL;
+    }
     return allocate_collective(call, SHOAL_HEAP_ALIGN, size, alignment);
 }
 
@@ -99,13 +118,12 @@ void *shmem_malloc_with_hints(size_t size, long hints)
 {
     static const char *call = "shmem_malloc_with_hints";
     shoal_check_init(call);
-    const long known = SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE;
-    if (hints & ~known)
-        shoal_api_fail(call, "hints 0x%lx include unknown bits 0x%lx (known: SHMEM_MALLOC_ATOMICS_REMOTE, "
-                       "SHMEM_MALLOC_SIGNAL_REMOTE)", hints, hints & ~known);
-    /* Objects updated remotely get cache lines of their own, so a peer's
-     * atomics do not bounce a line that local code is also writing. */
-    return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, hints ? 64 : 0);
+    /* Hints are advisory: bits this library does not know (a later
+     * standard's, or none at all) leave a plain shmem_malloc. Objects
+     * updated remotely get cache lines of their own, so a peer's atomics do
+     * not bounce a line that local code is also writing. */
+    const long remote = hints & (SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE);
+    return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, remote ? 64 : 0);
 }
 
 void shmem_free(void *ptr)

@@ -41,6 +41,43 @@ int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, co
     return holds;
 }
 
+/* Fairness of the any forms: a series of calls must eventually return every
+ * satisfied index, so each scan of an array starts one past the index the
+ * last call on that array returned. Each thread remembers the last few
+ * arrays it scanned (no lock, and each thread's own series of calls is
+ * fair). An array it does not remember starts at a random index, which no
+ * pattern of calls can keep away from an index for long. */
+#define ANY_CURSORS 8
+struct any_cursor {
+    const void *ivars;
+    size_t next;
+};
+static _Thread_local struct any_cursor any_cursors[ANY_CURSORS];
+static _Thread_local unsigned any_evict;
+static _Thread_local uint64_t any_random;
+
+static size_t random_start(void)
+{
+    if (!any_random) any_random = (uint64_t)(uintptr_t)&any_random * 0x9E3779B97F4A7C15ull | 1u;
+    any_random ^= any_random << 13; /* xorshift64 */
+    any_random ^= any_random >> 7;
+    any_random ^= any_random << 17;
+    return (size_t)(any_random >> 11);
+}
+
+static struct any_cursor *any_cursor_of(const void *ivars, size_t *start)
+{
+    for (int i = 0; i < ANY_CURSORS; i++)
+        if (any_cursors[i].ivars == ivars) {
+            *start = any_cursors[i].next;
+            return &any_cursors[i];
+        }
+    struct any_cursor *c = &any_cursors[any_evict++ % ANY_CURSORS];
+    c->ivars = ivars;
+    *start = random_start();
+    return c;
+}
+
 static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *indices, const int *status,
                        shoal_kind_t kind, int cmp, const void *value, const void *values,
                        enum shoal_wait_mode mode, int blocking)
@@ -52,7 +89,11 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
     if (SHOAL_UNLIKELY(!values && !value && nelems))
         shoal_api_fail(call, "cmp_values is a null pointer, but nelems is %zu", nelems);
     uint64_t scalar = values ? 0 : shoal_scalar_read(t, value);
-    size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking);
+    size_t start = 0;
+    struct any_cursor *cursor = mode == SHOAL_WAIT_ANY && nelems ? any_cursor_of(ivars, &start) : NULL;
+    if (nelems) start %= nelems;
+    size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking, start);
+    if (cursor && result != SIZE_MAX) cursor->next = result + 1;
     /* A failed test is usually polled in a loop: with more PEs than cores,
      * let the PE that would satisfy it run. */
     if (!blocking && ((mode == SHOAL_WAIT_ANY && result == SIZE_MAX) || (mode != SHOAL_WAIT_ANY && result == 0)))

@@ -69,14 +69,16 @@ void shoal_wait_scalar(struct shoal_scalar t, const void *ivar, int cmp, uint64_
 
 size_t shoal_wait_set(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
                       const int *status, int cmp, uint64_t value, const void *values,
-                      enum shoal_wait_mode mode, int blocking)
+                      enum shoal_wait_mode mode, int blocking, size_t start)
 {
     const char *base = ivars;
     const char *rhs_base = values;
     struct shoal_backoff b = {0};
+    if (start >= nelems) start = 0;
     for (;;) {
         size_t active = 0, satisfied = 0;
-        for (size_t i = 0; i < nelems; i++) {
+        for (size_t k = 0; k < nelems; k++) {
+            const size_t i = k < nelems - start ? start + k : k - (nelems - start);
             if (status && status[i]) continue;
             active++;
             uint64_t rhs = rhs_base ? shoal_scalar_read(t, rhs_base + i * t.size) : value;

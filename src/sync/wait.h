@@ -25,12 +25,14 @@ int shoal_cmp_holds(struct shoal_scalar t, int cmp, uint64_t lhs, uint64_t rhs);
 void shoal_wait_scalar(struct shoal_scalar t, const void *ivar, int cmp, uint64_t value);
 
 /* The set forms. status may be NULL; values (per-element) may be NULL, then
- * value applies to all. Return conventions follow OpenSHMEM:
- *   any: index of a satisfied element, SIZE_MAX if the set is empty;
+ * value applies to all. The scan begins at index start (0 when start is
+ * not below nelems) and wraps around. Return conventions follow OpenSHMEM:
+ *   any: index of a satisfied element, the first one from start on,
+ *        SIZE_MAX if the set is empty;
  *   some: number of satisfied indices written (0 only if the set is empty). */
 enum shoal_wait_mode { SHOAL_WAIT_ALL, SHOAL_WAIT_ANY, SHOAL_WAIT_SOME };
 size_t shoal_wait_set(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
                       const int *status, int cmp, uint64_t value, const void *values,
-                      enum shoal_wait_mode mode, int blocking);
+                      enum shoal_wait_mode mode, int blocking, size_t start);
 
 #endif

@@ -79,7 +79,6 @@ static int pe0_mode(const char *mode, int n)
     MODE("pe_quiet_null") shmem_pe_quiet(NULL, 2);
     /* heap, local mistakes */
     MODE("realloc_private") (void)shmem_realloc(malloc(64), 128);
-    MODE("align_bad") (void)shmem_align(48, 64);
     else {
         fprintf(stderr, "misuse: unknown mode %s\n", mode);
         return 2;

@@ -2,20 +2,21 @@
 # run_case.sh: runs one bad-input program and judges the job from outside.
 #
 #   run_case.sh [--oshrun PATH --np N] [--exit CODE|nonzero] [--max-seconds S]
-#               [--env NAME=VALUE]... [--expect ERE]... [--stamp] [--check-shm]
+#               [--env NAME=VALUE]... [--expect ERE]... [--reject ERE]... [--stamp]
+#               [--check-shm]
 #               -- PROGRAM TAG [ARGS...]
 #
 # Without --oshrun the program runs directly. Asserts: the exit status
 # (--exit), that the job ended within S seconds (with --stamp: of the time
 # the program wrote to $SHOAL_TEST_STAMP), that stderr has a line matching
-# each --expect (grep -E), that no process of the job remains (the job's
+# each --expect (grep -E) and none matching a --reject, that no process of the job remains (the job's
 # command line ends with a token unique to this run, which pgrep -f finds;
 # two cases may run the same program with the same arguments at once), and
 # with --check-shm that /dev/shm gained no entry.
 # Exit 0 pass, 1 fail.
 set -u
 oshrun= np=2 want_exit=nonzero max_s=5 use_stamp=0 check_shm=0
-envs=() expects=()
+envs=() expects=() rejects=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --oshrun) oshrun=$2; shift 2 ;;
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --max-seconds) max_s=$2; shift 2 ;;
     --env) envs+=("$2"); shift 2 ;;
     --expect) expects+=("$2"); shift 2 ;;
+    --reject) rejects+=("$2"); shift 2 ;;
     --stamp) use_stamp=1; shift ;;
     --check-shm) check_shm=1; shift ;;
     --) shift; break ;;
@@ -77,6 +79,9 @@ awk -v e="$elapsed" -v m="$max_s" 'BEGIN { exit !(e <= m) }' || fail "job took $
 
 for re in "${expects[@]}"; do
     grep -Eq -- "$re" "$tmp/err" || fail "stderr has no line matching: $re"
+done
+for re in "${rejects[@]}"; do
+    ! grep -Eq -- "$re" "$tmp/err" || fail "stderr has a line matching: $re"
 done
 
 # Nothing of the job may remain: no PE, no child of a PE.

@@ -44,3 +44,13 @@ fi
 cc -o "$work/with_shmem_config" "$src/consumer/consumer.c" $(shmem-config --cflags --libs)
 oshrun -n 2 --timeout 30 "$work/with_shmem_config" | grep -q "consumer ok on 2 PEs"
 echo "install: shmem-config ok (--check, --diagnose, --cflags --libs)"
+
+# issue 14 (h-spec): the deprecated header directory is installed, and a
+# program that includes <mpp/shmem.h> and <mpp/shmemx.h> and calls both
+# C11 shapes of shmem_sync builds with the installed oshcc and runs.
+for f in include/mpp/shmem.h include/mpp/shmemx.h; do
+    [ -e "$prefix/$f" ] || { echo "install: missing $f"; exit 1; }
+done
+oshcc -O2 -o "$work/with_mpp" "$src/mpp_consumer.c"
+oshrun -n 2 --timeout 30 "$work/with_mpp" | grep -q "mpp ok on 2 PEs"
+echo "install: <mpp/shmem.h> and <mpp/shmemx.h> ok"

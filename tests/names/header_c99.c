@@ -32,3 +32,21 @@ void names_c99(int *dest, const int *source, long *ivar, uint64_t *sig, float _C
     shmem_alltoallsmem(SHMEM_TEAM_WORLD, dest, source, 1, 1, sizeof(int));
     shmem_fcollect64(dest, source, 1, 0, 0, 1, psync);
 }
+
+/* issue 14 (h-spec): before C11, shmem_sync is the deprecated four-argument
+ * function, not a macro; shmem_team_sync is the team form. The 1.6
+ * session calls have the standard's shape. */
+#if defined(shmem_sync)
+#error "shmem_sync must stay the deprecated function before C11"
+#endif
+void names_c99_spec(long *psync, shmem_ctx_t ctx);
+void names_c99_spec(long *psync, shmem_ctx_t ctx)
+{
+    void (*deprecated_sync)(int, int, int, long *) = shmem_sync;
+    deprecated_sync(0, 0, 1, psync);
+    shmem_sync(0, 0, 1, psync);
+    (void)shmem_team_sync(SHMEM_TEAM_WORLD);
+    shmem_ctx_session_config_t config = {.total_ops = 4};
+    shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &config, SHMEM_CTX_SESSION_TOTAL_OPS);
+    shmem_ctx_session_stop(ctx);
+}

@@ -2,7 +2,7 @@
  *
  * The hand-written team, context and barrier calls (team_my_pe, team_split_strided, ctx_create,
  * ctx_get_team, team_sync, sync, barrier, barrier_all, ...) referenced from a program that includes
- * shmem.h.
+ * shmem.h, and the C11 one-argument shmem_sync(team).
  * The calls sit in a branch never taken (argc > 1000), so the program compiles, links against
  * libshoal and runs without communicating. */
 #include <shmem.h>
@@ -15,6 +15,7 @@ static long v_psync[SHMEM_SYNC_SIZE];
 static shmem_team_t v_team;
 static shmem_ctx_t v_ctx;
 static shmem_team_config_t v_config;
+static shmem_ctx_session_config_t v_session;
 static size_t n;
 
 /* 22 functions. */
@@ -33,7 +34,7 @@ static void typed_names(void)
     n += (size_t)shmem_ctx_create(0, &v_ctx);
     shmem_ctx_destroy(v_ctx);
     n += (size_t)shmem_ctx_get_team(v_ctx, &v_team);
-    shmem_ctx_session_start(v_ctx);
+    shmem_ctx_session_start(v_ctx, SHMEM_CTX_SESSION_BATCH, &v_session, SHMEM_CTX_SESSION_TOTAL_OPS);
     shmem_ctx_session_stop(v_ctx);
     shmem_ctx_fence(v_ctx);
     shmem_ctx_quiet(v_ctx);
@@ -44,12 +45,23 @@ static void typed_names(void)
     shmem_barrier_all();
 }
 
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+/* 1 generic calls: shmem_sync. */
+static void generic_names(void)
+{
+    n += (size_t)shmem_sync(SHMEM_TEAM_WORLD);
+}
+#else
+static void generic_names(void) {}
+#endif
+
 int main(int argc, char **argv)
 {
     (void)argv;
     if (argc > 1000) {
         typed_names();
+        generic_names();
     }
-    printf("names_team: 22 functions, 0 generic calls referenced\n");
+    printf("names_team: 22 functions, 1 generic calls referenced\n");
     return n == 0 ? 0 : 1;
 }
