@@ -71,6 +71,17 @@ static inline int shoal_check_symmetric(const char *call, const char *what, cons
     return seg;
 }
 
+/* A call that moves nothing. The standard supports a null pointer with a
+ * length of 0 (OpenSHMEM 1.5/1.6, annex "Undefined Behavior": "len is 0,
+ * pointer is null: supported"), so a null addr passes; a non-null one must
+ * still be symmetric (an empty range may sit at a segment's end), since a
+ * stray pointer is a bug whatever the length. */
+static inline void shoal_check_empty(const char *call, const char *what, const void *addr)
+{
+    size_t off;
+    if (addr) shoal_check_symmetric(call, what, addr, 0, &off);
+}
+
 /* A write into [off, off+len) of seg on pe must not reach the read-only
  * (RELRO) part of static data: peers map that segment writable, so nothing
  * else would stop a put from corrupting pe's relocated constants. A write

@@ -36,9 +36,20 @@ static struct shoal_team *team_of(const char *call, shmem_team_t team)
     return team->my_rank >= 0 ? team : NULL;
 }
 
+/* A buffer of zero bytes may be a null pointer (check.h, shoal_check_empty).
+ * The collective still runs, with its syncs, so every member makes the
+ * same steps whatever its pointers; the null buffer stands at the end of
+ * the heap, where an empty range is valid and anything more runs past the
+ * segment (a collect whose other members contribute bytes then fails with
+ * its range message: that dest must hold their blocks). */
 static struct shoal_coll_buf sym(const char *call, const char *what, const void *addr, size_t bytes)
 {
     struct shoal_coll_buf b = {.published = 0};
+    if (!addr && bytes == 0) {
+        b.seg = SHOAL_SEG_HEAP;
+        b.off = shoal_rt.seg_size[SHOAL_SEG_HEAP];
+        return b;
+    }
     b.seg = shoal_check_symmetric(call, what, addr, bytes, &b.off);
     return b;
 }

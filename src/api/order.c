@@ -7,10 +7,16 @@
 #include "coll/coll.h"
 
 /* The public calls pass their own name, so a message names what the
- * program called (shmem_quiet, not shmem_ctx_quiet). */
+ * program called (shmem_quiet, not shmem_ctx_quiet).
+ *
+ * On SHMEM_CTX_INVALID (what a failed shmem_ctx_create leaves) fence and
+ * quiet do nothing, as the standard says of shmem_ctx_fence and
+ * shmem_ctx_quiet: there is nothing on it to order or complete. pe_quiet,
+ * their per-PE form, does the same. */
 static void fence(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
+    if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->fence(ctx->tctx);
 }
@@ -18,6 +24,7 @@ static void fence(const char *call, shmem_ctx_t ctx)
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
+    if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->quiet(ctx->tctx);
 }
@@ -25,6 +32,7 @@ static void quiet(const char *call, shmem_ctx_t ctx)
 static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     shoal_check_init(call);
+    if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
     for (size_t i = 0; i < npes; i++) shoal_check_ctx_pe(call, ctx, target_pes[i]);

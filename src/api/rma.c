@@ -2,7 +2,15 @@
  * put is one memcpy into the peer's mapping and a get one memcpy out of it;
  * other peers go through the transport table. Non-blocking forms complete
  * at once on the direct path, which the standard allows; on the fabric a
- * get_nbi completes at quiet. */
+ * get_nbi completes at quiet.
+ *
+ * A transfer of zero bytes returns after the checks: it touches no memory
+ * and posts nothing to the transport, so a fabric never sees a zero-length
+ * operation on a null buffer. Its pointers may be null (check.h,
+ * shoal_check_empty), but its PE must still be valid: the standard's annex
+ * on undefined behaviour leaves accessing a non-existent PE to the
+ * implementation, and a length of 0 does not make a wrong PE number right,
+ * so it is reported as in any other call. */
 #include "api/rma_api.h"
 
 #include <string.h>
@@ -20,6 +28,10 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    if (SHOAL_UNLIKELY(bytes == 0)) {
+        shoal_check_empty(call, "dest", dest);
+        return;
+    }
     int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
     shoal_check_writable(call, "dest", dest, seg, off, bytes, pe);
     shoal_check_local(call, "source", source, bytes);
@@ -39,6 +51,10 @@ static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nel
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    if (SHOAL_UNLIKELY(bytes == 0)) {
+        shoal_check_empty(call, "source", source);
+        return;
+    }
     int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
     shoal_check_local(call, "dest", dest, bytes);
     const char *remote = shoal_route_direct(seg, off, pe);
@@ -138,7 +154,6 @@ void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, 
 static int check_strided(const char *call, const char *what, const void *base, ptrdiff_t stride, size_t count,
                          size_t run, size_t elem, int write_pe, size_t *base_off)
 {
-    if (count == 0 || run == 0) return shoal_check_symmetric(call, what, base, 0, base_off);
     ptrdiff_t span;
     size_t run_bytes = shoal_check_bytes(call, run, elem);
     if (__builtin_mul_overflow((ptrdiff_t)(count - 1), stride, &span) ||
@@ -172,10 +187,13 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
     pe = shoal_check_ctx_pe(call, ctx, pe);
     const void *sym = is_put ? (const void *)dest : source;
     ptrdiff_t sym_stride = is_put ? dst : sst;
+    if (count == 0 || run == 0) {
+        shoal_check_empty(call, is_put ? "dest" : "source", sym);
+        return;
+    }
     size_t off;
     int seg = check_strided(call, is_put ? "dest" : "source", sym, sym_stride, count, run, elem, is_put ? pe : -1,
                             &off);
-    if (count == 0 || run == 0) return;
     size_t run_bytes = run * elem;
     shoal_check_local(call, is_put ? "source" : "dest", is_put ? source : (const void *)dest, run_bytes);
     char *remote = shoal_route_direct(seg, off, pe);

@@ -85,20 +85,23 @@ static struct shoal_team *new_team(const struct team_geometry *g, int slot)
 }
 
 /* Makes count teams (one per geometry; a geometry of size 0 yields
- * SHMEM_TEAM_INVALID here). Collective over parent. Returns 0 or -1. */
+ * SHMEM_TEAM_INVALID here). Collective over parent. Returns 0 or -1.
+ * valid 0 (arguments the standard calls invalid) makes no team and claims
+ * no slot, but the members still pass the same three parent syncs: should
+ * some of them have been given other arguments, none waits for the rest. */
 static int make_teams(const char *call, struct shoal_team *parent, int count, const struct team_geometry *geo,
-                      shmem_team_t *out)
+                      int valid, shmem_team_t *out)
 {
     struct shoal_group pg;
     int slots[2];
     shoal_group_from_team(&pg, parent);
     shoal_group_sync(&pg);
-    int found = agree_on_slots(parent, count, slots);
+    int found = valid ? agree_on_slots(parent, count, slots) : count;
     shoal_group_sync(&pg);
-    int status = 0;
+    int status = valid ? 0 : -1;
     for (int i = 0; i < count; i++) {
         out[i] = SHMEM_TEAM_INVALID;
-        if (found < count) continue;
+        if (!valid || found < count) continue;
         if (geo[i].size == 0) continue;
         out[i] = new_team(&geo[i], slots[i]);
         if (!out[i]) status = -1;
@@ -114,6 +117,21 @@ static int make_teams(const char *call, struct shoal_team *parent, int count, co
     return status;
 }
 
+/* Whether the triplet names size PEs of a parent of n: start + i*stride in
+ * [0, n) for every i < size (the standard's valid triplet). The sequence is
+ * monotone, so its ends decide. A negative stride runs downwards from start
+ * (1.6: the new team lists those PEs in reverse); stride 0 names one PE,
+ * valid with size 1 only (larger sizes are undefined in the standard, and
+ * refused here). */
+static int triplet_valid(int n, int start, int stride, int size)
+{
+    if (size < 1 || start < 0 || start >= n) return 0;
+    if (size == 1) return 1;
+    if (stride == 0) return 0;
+    const long long last = (long long)start + (long long)(size - 1) * stride;
+    return last >= 0 && last < n;
+}
+
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team_out)
 {
@@ -124,18 +142,22 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     *new_team_out = SHMEM_TEAM_INVALID;
     if (!parent || parent->my_rank < 0) return -1;
     check_config_mask(call, config_mask, config);
-    if (size < 1 || start < 0 || start >= parent->size)
-        shoal_api_fail(call, "start %d and size %d do not fit the parent team of %d PEs (start 0 to %d, size >= 1)",
-                       start, size, parent->size, parent->size - 1);
-    if (size > 1 && (stride < 1 || (long long)start + (long long)(size - 1) * stride >= parent->size))
-        shoal_api_fail(call, "start %d, stride %d, size %d reach past the parent team of %d PEs (stride >= 1, "
-                       "start + (size-1)*stride < %d)", start, stride, size, parent->size, parent->size);
-    struct team_geometry g = {.start = shoal_team_world_pe(parent, start),
-                              .stride = size > 1 ? parent->stride * stride : 1, .size = size,
-                              .config = config, .mask = config_mask};
-    struct shoal_team probe = {.start = g.start, .stride = g.stride, .size = g.size};
-    if (shoal_team_rank_of(&probe, shoal_rt.my_pe) < 0) g.size = 0;
-    return make_teams(call, parent, 1, &g, new_team_out);
+    struct team_geometry g = {.size = 0};
+    const int valid = triplet_valid(parent->size, start, stride, size);
+    if (!valid) {
+        if (parent->my_rank == 0)
+            shoal_warn(NULL, "%s: start %d, stride %d, size %d do not name PEs of the parent team of %d PEs "
+                       "(start + i*stride must lie in 0 to %d for every i < size, size >= 1, stride 0 only with "
+                       "size 1): the new team is SHMEM_TEAM_INVALID", call, start, stride, size, parent->size,
+                       parent->size - 1);
+    } else {
+        g = (struct team_geometry){.start = shoal_team_world_pe(parent, start),
+                                   .stride = size > 1 ? parent->stride * stride : 1, .size = size,
+                                   .config = config, .mask = config_mask};
+        struct shoal_team probe = {.start = g.start, .stride = g.stride, .size = g.size};
+        if (shoal_team_rank_of(&probe, shoal_rt.my_pe) < 0) g.size = 0;
+    }
+    return make_teams(call, parent, 1, &g, valid, new_team_out);
 }
 
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
@@ -148,9 +170,15 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     struct shoal_team *parent = check_team(call, parent_team);
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
     if (!parent || parent->my_rank < 0) return -1;
-    if (xrange < 1) shoal_api_fail(call, "xrange %d is not positive", xrange);
     check_config_mask(call, xaxis_mask, xaxis_config);
     check_config_mask(call, yaxis_mask, yaxis_config);
+    shmem_team_t out[2];
+    if (xrange < 1) {
+        if (parent->my_rank == 0)
+            shoal_warn(NULL, "%s: xrange %d is not positive: both new teams are SHMEM_TEAM_INVALID", call, xrange);
+        const struct team_geometry none[2] = {{.size = 0}, {.size = 0}};
+        return make_teams(call, parent, 2, none, 0, out);
+    }
     const int n = parent->size, r = parent->my_rank;
     if (xrange > n) xrange = n;
     const int x0 = r / xrange * xrange, col = r % xrange;
@@ -159,8 +187,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
          .size = (n - x0 < xrange ? n - x0 : xrange), .config = xaxis_config, .mask = xaxis_mask},
         {.start = shoal_team_world_pe(parent, col), .stride = parent->stride * xrange,
          .size = (n - col + xrange - 1) / xrange, .config = yaxis_config, .mask = yaxis_mask}};
-    shmem_team_t out[2];
-    int st = make_teams(call, parent, 2, geo, out);
+    int st = make_teams(call, parent, 2, geo, 1, out);
     *xaxis_team = out[0];
     *yaxis_team = out[1];
     return st;

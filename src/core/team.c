@@ -60,12 +60,16 @@ void shoal_team_fini_predefined(void)
     shmem_team_shared_object.magic = 0;
 }
 
+/* The stride may be negative (a split with a negative stride lists the
+ * parent's PEs in reverse) or 0 (a team of one PE): rank = (pe - start) /
+ * stride must be a whole number in [0, size). */
 int shoal_team_rank_of(const struct shoal_team *t, int pe)
 {
     int d = pe - t->start;
-    if (d < 0 || (t->stride ? d % t->stride : d) != 0) return -1;
-    int rank = t->stride ? d / t->stride : 0;
-    return rank < t->size ? rank : -1;
+    if (t->stride == 0) return d == 0 && t->size > 0 ? 0 : -1;
+    if (d % t->stride != 0) return -1;
+    int rank = d / t->stride;
+    return rank >= 0 && rank < t->size ? rank : -1;
 }
 
 int shoal_team_slot_used(int pe, int slot)

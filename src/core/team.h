@@ -1,6 +1,7 @@
 /* team.h: teams. A team is a strided set of world PEs (start + i*stride,
- * i < size): splits of strided teams and both axes of a 2-D split are
- * strided again, so translation is arithmetic. Each team owns a slot of
+ * i < size; the stride may be negative, the team then runs downwards):
+ * splits of strided teams and both axes of a 2-D split are strided again,
+ * so translation is arithmetic. Each team owns a slot of
  * synchronisation words in the internal area, the same slot on every
  * member (agreed when the team is made). SHMEM_TEAM_WORLD uses slot 0 and
  * SHMEM_TEAM_SHARED slot 1. */

@@ -93,6 +93,12 @@ malloc_extra) m $case_name all --expect "$(who 1 shmem_malloc): PE 1 is at its s
 free_mismatch) m $case_name all --expect "$(who 1 shmem_free): PE 1 freed the block at heap offset 0x40, PE 0 the one at 0x0: $SAME_HEAP" ;;
 free_mismatch_debug) m free_mismatch all --env SHMEM_DEBUG=1 --expect "$(who '[01]' shmem_free): PE 1 freed the block at heap offset 0x40, PE 0 the one at 0x0: $SAME_HEAP" ;;
 align_mismatch) m $case_name all --expect "$(who 1 shmem_align): PE 1 asked for alignment 128, PE 0 for 64: $SAME_HEAP" ;;
+# zero-length calls (issue 14, h-zero): null pointers pass, a bad PE, a
+# stray non-null pointer and a null dest others write into do not
+put_zero_pe) m $case_name pe0 --expect "$(who 0 shmem_putmem): PE 2 is out of range: valid PEs are 0 to 1" ;;
+iget_zero_pe) m $case_name pe0 --expect "$(who 0 shmem_int_iget): PE -1 is out of range: valid PEs are 0 to 1" ;;
+put_zero_stack) m $case_name pe0 --expect "$(who 0 shmem_putmem): dest address $HEX \(0 bytes\) $NOTSYM" ;;
+collect_null_dest) m $case_name all --expect "$(who 0 shmem_int_collect): dest address \(nil\) cannot hold the blocks of all 2 PEs: they run past the end of its symmetric segment" ;;
 esac
 
 case "$case_name" in

@@ -38,6 +38,11 @@ static int pe0_mode(const char *mode, int n)
     MODE("get_stack_source") shmem_int_get(local, local + 4, 4, 1);
     MODE("put_overflow") shmem_int_put(sym_int, local, (size_t)1 << 62, 1);
     MODE("put_negative") shmem_putmem(sym_int, local, (size_t)-8, 1);
+    /* Zero-length calls may pass null pointers (issue 14), but a bad PE or
+     * a stray non-null pointer is still reported. */
+    MODE("put_zero_pe") shmem_putmem(NULL, NULL, 0, n);
+    MODE("iget_zero_pe") shmem_int_iget(NULL, NULL, 1, 1, 0, -1);
+    MODE("put_zero_stack") shmem_putmem(local, local, 0, 1);
     MODE("put_pe_world") shmem_int_p(sym_int, 1, n);
     /* contexts */
     MODE("ctx_garbage") shmem_ctx_int_p((shmem_ctx_t)(uintptr_t)0x10, sym_int, 1, 1);
@@ -115,6 +120,8 @@ static int all_mode(const char *mode, int me, int n)
             shmem_ctx_int_p(ctx, sym_int, 1, 1);
         }
     }
+    /* PE 0 gives a null dest of 0 elements to a collect the others add to. */
+    MODE("collect_null_dest") (void)shmem_int_collect(SHMEM_TEAM_WORLD, me ? sym_int : NULL, sym_int + 8, me ? 4 : 0);
     MODE("coll_nelems") (void)shmem_int_sum_reduce(SHMEM_TEAM_WORLD, sym_int, sym_int + 8, me == 1 ? 8 : 4);
     MODE("coll_root") (void)shmem_int_broadcast(SHMEM_TEAM_WORLD, sym_int, sym_int + 8, 4, me == 1 ? 1 : 0);
     MODE("coll_op") {
