@@ -8,9 +8,32 @@
 #include <unistd.h>
 
 #include "api/check.h"
+#include "api/finalize.h"
 #include "coll/coll.h"
 #include "sync/barrier.h"
 #include "util/log.h"
+
+/* SHMEM_INFO: one row per setting, columns as wide as their widest cell;
+ * the help text is left out (shmem-config --markdown has it). */
+static void print_settings(void)
+{
+    int name_w = 0, value_w = 0;
+    for (size_t i = 0; i < shoal_config_var_count; i++) {
+        const struct shoal_config_var *v = &shoal_config_vars[i];
+        const char *env = getenv(v->name);
+        int nw = (int)strlen(v->name), vw = (int)strlen(env ? env : v->default_value);
+        if (nw > name_w) name_w = nw;
+        if (vw > value_w) value_w = vw;
+    }
+    if (value_w > 40) value_w = 40;
+    printf("%-*s  %-*s  %s\n", name_w, "Setting", value_w, "Value", "Source");
+    for (size_t i = 0; i < shoal_config_var_count; i++) {
+        const struct shoal_config_var *v = &shoal_config_vars[i];
+        const char *env = getenv(v->name);
+        const char *value = env ? env : v->default_value;
+        printf("%-*s  %-*s  %s\n", name_w, v->name, value_w, value[0] ? value : "''", env ? "environment" : "default");
+    }
+}
 
 static void print_start_info(void)
 {
@@ -23,20 +46,13 @@ static void print_start_info(void)
     if (shoal_rt.my_pe != 0) return;
     if (shoal_rt.config.print_version)
         printf("Shoal %s (OpenSHMEM %d.%d)\n", SHOAL_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
-    if (shoal_rt.config.print_info) {
-        for (size_t i = 0; i < shoal_config_var_count; i++) {
-            const struct shoal_config_var *v = &shoal_config_vars[i];
-            const char *env = getenv(v->name);
-            printf("%-22s %-10s %s%s\n", v->name, env ? env : v->default_value, v->help,
-                   env ? " (from environment)" : "");
-        }
-    }
+    if (shoal_rt.config.print_info) print_settings();
     fflush(stdout);
 }
 
-int shmem_init_thread(int requested, int *provided)
+/* shmem_init and shmem_init_thread; call names the one the program made. */
+static int init_as(const char *call, int requested, int *provided)
 {
-    static const char *call = "shmem_init_thread";
     if (shoal_rt.initialized) {
         if (provided) *provided = shoal_rt.thread_level;
         return 0;
@@ -46,21 +62,27 @@ int shmem_init_thread(int requested, int *provided)
         shoal_api_fail(call, "thread level %d is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE (%d..%d)",
                        requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
     char err[512] = "";
-    shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
-    if (st != SHOAL_OK) shoal_api_fail(call, "start-up failed: %s", err[0] ? err : shoal_status_str(st));
+    /* SHMEM_COLL_ALGORITHM is judged with the other settings, so a bad one
+     * stops the job in shmem_init, with one line; it never changes after. */
+    shoal_status_t st = shoal_runtime_init(requested, shoal_coll_setup, err, sizeof err);
+    if (st != SHOAL_OK) {
+        if (!shoal_rt.startup_reporter) shoal_runtime_await_end();
+        shoal_api_fail(call, "start-up failed: %s", err[0] ? err : shoal_status_str(st));
+    }
     shoal_barrier_init();
-    /* A bad SHMEM_COLL_ALGORITHM stops the job here, not at some later
-     * collective; afterwards the setting never changes. */
-    if (shoal_coll_setup(err, sizeof err) != SHOAL_OK) shoal_api_fail(call, "%s", err);
+    shoal_finalize_start();
+    shoal_finalize_arm_exit();
     print_start_info();
     if (provided) *provided = shoal_rt.thread_level;
     return 0;
 }
 
+int shmem_init_thread(int requested, int *provided) { return init_as("shmem_init_thread", requested, provided); }
+
 void shmem_init(void)
 {
     int provided;
-    shmem_init_thread(SHMEM_THREAD_SINGLE, &provided);
+    init_as("shmem_init", SHMEM_THREAD_SINGLE, &provided);
 }
 
 void shmem_query_thread(int *provided)
@@ -78,14 +100,10 @@ void shmem_finalize(void)
         shoal_api_fail_uninitialized("shmem_finalize");
     }
     /* A peer may still be working on this PE until it reaches finalize too,
-     * and the bootstrap's barrier below does not serve a transport whose
-     * target must progress (SHMEM_FABRIC_PROGRESS_THREAD=off): meet on a
-     * barrier whose waits do, after every PE's quiet. */
-    if (shoal_rt.fabric) {
-        shoal_rt.transport->quiet(NULL);
-        shoal_coll_sync_all();
-    }
-    shoal_runtime_finalize();
+     * and the bootstrap's barrier does not serve a transport whose target
+     * must progress (SHMEM_FABRIC_PROGRESS_THREAD=off): every PE quiets,
+     * then they meet in waits that do (finalize.c). */
+    shoal_finalize_run(0);
 }
 
 void shmem_global_exit(int status)

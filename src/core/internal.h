@@ -58,11 +58,25 @@ struct shoal_team_oneshot {
     _Alignas(64) uint64_t done; /* count of the last one-shot call this member finished reading */
 };
 
+/* shmem_finalize, explicit or at exit (api/finalize.c): every PE counts
+ * itself in on PE 0 and waits for PE 0's release. A PE finalizing at exit
+ * watches whether the PEs that have not arrived sit blocked in Shoal waits
+ * (they may be waiting for it), from the counts their waits publish. */
+struct shoal_finalize_words {
+    _Alignas(64) uint64_t arrived; /* on PE 0: arrivals, plus 1 << 32 for each at exit */
+    uint64_t report_claim;         /* on PE 0: nonzero once a PE took the stuck-job report */
+    _Alignas(64) uint64_t state;   /* this PE: 0 running, 1 in shmem_finalize, 2 finalizing at exit */
+    uint64_t release;              /* this PE: set by PE 0 once every PE arrived */
+    /* this PE: waits that went to sleep, and sleeps taken (sync/backoff.h) */
+    _Alignas(64) uint64_t waits[2];
+};
+
 struct shoal_internal_area {
     /* Team slots in use on this PE; peers read it when agreeing on a slot. */
     _Alignas(64) uint64_t team_slots_used[SHOAL_TEAM_SLOTS_MAX / 64];
     _Alignas(64) struct shoal_team_sync team_sync[SHOAL_TEAM_SLOTS_MAX];
     _Alignas(64) struct shoal_team_oneshot team_oneshot[SHOAL_TEAM_SLOTS_MAX];
+    _Alignas(64) struct shoal_finalize_words finalize;
 };
 
 _Static_assert(sizeof(struct shoal_internal_area) <= SHOAL_INTERNAL_AREA,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/team.h"
@@ -159,45 +160,96 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
 #endif
 }
 
-shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen)
+/* Problems every PE checks before it knows its peers; after the bootstrap
+ * is up, the lowest PE that has each one reports it, once for the job. */
+enum { START_BAD_SETTING = 1, START_UNKNOWN_NAMES = 2, START_STATIC_PRIVATE = 4 };
+
+static int lowest_with(const unsigned char *all, int n, unsigned bit)
+{
+    for (int pe = 0; pe < n; pe++)
+        if (all[pe] & bit) return pe;
+    return -1;
+}
+
+static int count_with(const unsigned char *all, int n, unsigned bit)
+{
+    int c = 0;
+    for (int pe = 0; pe < n; pe++) c += (all[pe] & bit) != 0;
+    return c;
+}
+
+/* Agrees on the start-up problems; warns once for each; on a bad setting
+ * anywhere, returns SHOAL_ERR_INVAL with only the lowest PE that has one
+ * left to report it (startup_reporter). */
+static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine, const char *unknown,
+                                   const char *static_why)
+{
+    const int n = rt->n_pes;
+    unsigned char *all = malloc((size_t)n);
+    if (!all) return SHOAL_ERR_NOMEM;
+    shoal_status_t st = rt->boot->ops->allgather(rt->boot, &mine, 1, all);
+    if (st != SHOAL_OK) {
+        free(all);
+        return st;
+    }
+    if (lowest_with(all, n, START_UNKNOWN_NAMES) == rt->my_pe) shoal_warn("config", "%s", unknown);
+    if (lowest_with(all, n, START_STATIC_PRIVATE) == rt->my_pe) {
+        int c = count_with(all, n, START_STATIC_PRIVATE);
+        char on[48] = "";
+        if (n > 1) snprintf(on, sizeof on, " on %d of %d PEs", c, n);
+        /* Typically MPI_Init came first and its threads run. */
+        shoal_warn("heap", "static data could not be made symmetric%s (%s); only heap objects are remotely "
+                   "accessible (with MPI, call shmem_init before MPI_Init)", on, static_why);
+    }
+    int bad = lowest_with(all, n, START_BAD_SETTING);
+    free(all);
+    if (bad < 0) return SHOAL_OK;
+    rt->startup_reporter = bad == rt->my_pe;
+    return SHOAL_ERR_INVAL;
+}
+
+shoal_status_t shoal_runtime_init(int requested_thread_level, shoal_status_t (*check_settings)(char *, size_t),
+                                  char *err, size_t errlen)
 {
     struct shoal_runtime *rt = &shoal_rt;
-    shoal_status_t st = shoal_config_load(&rt->config, NULL, err, errlen);
-    if (st != SHOAL_OK) return st;
-    if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
-    const char *mode = rt->config.transport;
-    if (strcmp(mode, "auto") && strcmp(mode, "shm") && strcmp(mode, "ofi") && strcmp(mode, "tls")) {
-        snprintf(err, errlen, "SHMEM_TRANSPORT='%s' is not a transport (choose auto, shm, tls or ofi)", mode);
-        return SHOAL_ERR_INVAL;
-    }
-    const char *enc = rt->config.encrypt;
-    if (strcmp(enc, "auto") && strcmp(enc, "required") && strcmp(enc, "off")) {
-        snprintf(err, errlen, "SHMEM_ENCRYPT='%s' is not a policy (choose auto, required or off)", enc);
-        return SHOAL_ERR_INVAL;
-    }
+    unsigned char problems = 0;
+    char unknown[512] = "", static_why[256] = "";
+    rt->startup_reporter = 1;
+    shoal_status_t setting = shoal_config_load(&rt->config, NULL, err, errlen);
+    if (setting == SHOAL_OK && check_settings) setting = check_settings(err, errlen);
+    if (setting != SHOAL_OK) problems |= START_BAD_SETTING;
+    else if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
+    if (shoal_config_unknown(unknown, sizeof unknown)) problems |= START_UNKNOWN_NAMES;
 
     /* Before the bootstrap, which may start threads (PMIx's progress
-     * thread): remapping static data needs a single-threaded process. */
-    st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
+     * thread): remapping static data needs a single-threaded process. Its
+     * complaint is kept, to be said once for the job below. */
+    shoal_log_capture(static_why, sizeof static_why);
+    shoal_status_t st = setting == SHOAL_OK ? shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]) : SHOAL_OK;
+    shoal_log_capture(NULL, 0);
     if (st != SHOAL_OK) {
         /* Without it globals are not remotely accessible; heap objects still are. */
-        shoal_warn("heap", "static data could not be made symmetric (%s); only heap objects are remotely accessible",
-                   shoal_status_str(st));
+        if (!static_why[0]) snprintf(static_why, sizeof static_why, "%s", shoal_status_str(st));
+        problems |= START_STATIC_PRIVATE;
         rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
     }
     st = shoal_boot_open(&rt->boot);
-    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
+    if (st != SHOAL_OK) return setting != SHOAL_OK ? setting : fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
     rt->my_pe = rt->boot->rank;
     rt->n_pes = rt->boot->size;
     shoal_log_set_pe(rt->my_pe);
+    st = report_start(rt, problems, unknown, static_why);
+    if (st == SHOAL_ERR_INVAL) {
+        if (setting == SHOAL_OK) snprintf(err, errlen, "another PE's setting is not valid");
+        return st;
+    }
+    if (st != SHOAL_OK) return fail(st, err, errlen, "the start-up %s failed: %s", "exchange");
+    const char *mode = rt->config.transport;
     /* The host path takes no lock, so every level is provided as asked. */
     rt->thread_level = requested_thread_level;
 
+    /* The table bounds it (16 TiB), so the internal area always fits on top. */
     size_t heap_bytes = rt->config.symmetric_size;
-    if (heap_bytes > SIZE_MAX - SHOAL_INTERNAL_AREA) {
-        snprintf(err, errlen, "SHMEM_SYMMETRIC_SIZE=%zu is too large", heap_bytes);
-        return SHOAL_ERR_RANGE;
-    }
     st = shoal_segment_create_heap(heap_bytes + SHOAL_INTERNAL_AREA, &rt->seg[SHOAL_SEG_HEAP]);
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot create the %s: %s", "symmetric heap");
     for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
@@ -248,6 +300,16 @@ void shoal_runtime_finalize(void)
     rt->boot->ops->finalize(rt->boot);
     rt->boot->ops->close(rt->boot);
     rt->boot = NULL;
+}
+
+void shoal_runtime_await_end(void)
+{
+    /* The reporter's abort ends the job (the launcher stops every PE);
+     * should it not come, the caller says why itself after a while. */
+    for (int i = 0; i < 100; i++) {
+        struct timespec pause = {0, 100 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 void shoal_runtime_abort(int status, const char *reason)

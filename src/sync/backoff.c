@@ -7,6 +7,7 @@
 unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
 void (*shoal_backoff_progress)(void);
+uint64_t *shoal_backoff_naps;
 
 void shoal_backoff_configure(long configured_spin, int local_pes)
 {

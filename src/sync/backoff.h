@@ -6,6 +6,7 @@
 #define SHOAL_SYNC_BACKOFF_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <time.h>
 
 struct shoal_backoff {
@@ -20,6 +21,11 @@ extern int shoal_backoff_oversubscribed;
  * manual progress serves incoming operations only when asked); NULL when no
  * fabric is in use. */
 extern void (*shoal_backoff_progress)(void);
+/* Two counters in this PE's symmetric internal area, or NULL: waits that
+ * went to sleep, and sleeps. A PE finalizing at exit reads them to tell a
+ * peer blocked in one wait (perhaps on it) from one that computes. Only
+ * the sleeping branch touches them, where a system call follows anyway. */
+extern uint64_t *shoal_backoff_naps;
 
 static inline void shoal_cpu_relax(void)
 {
@@ -43,6 +49,11 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         sched_yield();
     } else {
         unsigned long k = n - shoal_backoff_spin - SHOAL_BACKOFF_YIELDS;
+        uint64_t *naps = shoal_backoff_naps;
+        if (naps) {
+            if (k == 0) __atomic_fetch_add(&naps[0], 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&naps[1], 1, __ATOMIC_RELAXED);
+        }
         long ns = 1000l << (k < 7 ? k : 7);
         if (ns > SHOAL_BACKOFF_MAX_SLEEP_NS) ns = SHOAL_BACKOFF_MAX_SLEEP_NS;
         struct timespec ts = {0, ns};

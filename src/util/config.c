@@ -1,20 +1,23 @@
 /* config.c: the configuration table and its parsers. */
 #include "util/config.h"
+#include "util/log.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define FIELD(f) offsetof(struct shoal_config, f)
+#define FIELD(f) .offset = offsetof(struct shoal_config, f)
 
 const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_SYMMETRIC_SIZE", SHOAL_CONFIG_SIZE, "1G",
-     "Bytes of symmetric heap per PE (suffixes K, M, G, T). Reserved lazily: untouched pages cost no memory.",
-     FIELD(symmetric_size)},
+     "Bytes of symmetric heap per PE (suffixes K, M, G, T), 1M to 16T. Reserved lazily: untouched pages cost no "
+     "memory, but every PE maps the heaps of its host's PEs, and all of them must fit in the 128 TiB address space.",
+     FIELD(symmetric_size), .min = 1LL << 20, .max = 16LL << 40},
     {"SHMEM_DEBUG", SHOAL_CONFIG_BOOL, "0",
      "Enable expensive consistency checks and debug logging.", FIELD(debug)},
     {"SHMEM_VERSION", SHOAL_CONFIG_BOOL, "0", "Print the library version at start-up (PE 0).",
@@ -22,21 +25,23 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_INFO", SHOAL_CONFIG_BOOL, "0", "Print the configuration in force at start-up (PE 0).",
      FIELD(print_info)},
     {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
-     "Polls a waiting PE spins before it starts to yield and sleep.", FIELD(wait_spin)},
+     "Polls a waiting PE spins before it starts to yield and sleep, 0 to 10000000 (some milliseconds of spinning; "
+     "fewer when PEs outnumber cores).",
+     FIELD(wait_spin), .min = 0, .max = 10000000, .unit = "polls"},
     {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "auto",
      "How PEs reach each other: 'auto' (shared memory on this host; between hosts as SHMEM_ENCRYPT decides), "
      "'shm' (one host only), 'ofi' (libfabric for every PE, this host's included) or 'tls' (encrypted TLS "
      "streams for every PE, this host's included); the last two test those paths on one machine.",
-     FIELD(transport)},
+     FIELD(transport), .choices = "auto|shm|ofi|tls"},
     {"SHMEM_ENCRYPT", SHOAL_CONFIG_STRING, "auto",
      "Encryption of data between hosts: 'auto' (TLS 1.3 streams where the best network is TCP; RDMA hardware "
      "such as verbs, efa or cxi carries data unencrypted, announced at start-up), 'required' (TLS between "
      "every pair of hosts, RDMA or not; refuses to start where that cannot be) or 'off' (libfabric tcp in the "
      "clear: trusted networks only).",
-     FIELD(encrypt)},
+     FIELD(encrypt), .choices = "auto|required|off"},
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
-     "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once; at most 256.",
-     FIELD(teams_max)},
+     "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once, 2 to 256.",
+     FIELD(teams_max), .min = 2, .max = 256, .unit = "teams"},
     {"SHMEM_COLL_ALGORITHM", SHOAL_CONFIG_STRING, "auto",
      "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
      "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot, "
@@ -68,17 +73,17 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT", SHOAL_CONFIG_INT, "30",
      "Seconds without any message (heartbeats flow every few seconds both ways) after which an oshrun declares "
      "another node of the job lost and stops the job (a cut link, a frozen or vanished host); 1 to 86400.",
-     FIELD(bootstrap_liveness_timeout)},
+     FIELD(bootstrap_liveness_timeout), .min = 1, .max = 86400, .unit = "seconds"},
     {"SHMEM_FABRIC_TIMEOUT", SHOAL_CONFIG_INT, "60",
      "Seconds a libfabric (ofi) operation may wait for a peer before the job ends with a line naming the "
-     "operation and the PE (a peer that stopped answering); at least 1.",
-     FIELD(fabric_timeout)},
+     "operation and the PE (a peer that stopped answering); 1 to 86400.",
+     FIELD(fabric_timeout), .min = 1, .max = 86400, .unit = "seconds"},
     {"SHMEM_FABRIC_PROGRESS_THREAD", SHOAL_CONFIG_STRING, "auto",
      "Whether each PE runs a thread that serves peers' libfabric (ofi) operations while the PE computes: "
      "'auto' (only for providers whose data moves only when polled, manual progress such as tcp;ofi_rxm), "
      "'on', or 'off' (for measurements: a PE then serves peers only while it waits inside Shoal, so a peer's "
      "operation on a PE that computes or sits in shmem_finalize stalls, up to SHMEM_FABRIC_TIMEOUT).",
-     FIELD(fabric_progress_thread)},
+     FIELD(fabric_progress_thread), .choices = "auto|on|off"},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 
@@ -144,19 +149,6 @@ shoal_status_t shoal_parse_int(const char *text, long *out)
     return SHOAL_OK;
 }
 
-static shoal_status_t set_value(struct shoal_config *cfg, const struct shoal_config_var *var,
-                                const char *text)
-{
-    char *field = (char *)cfg + var->offset;
-    switch (var->type) {
-    case SHOAL_CONFIG_SIZE: return shoal_parse_size(text, (size_t *)field);
-    case SHOAL_CONFIG_BOOL: return shoal_parse_bool(text, (int *)field);
-    case SHOAL_CONFIG_INT: return shoal_parse_int(text, (long *)field);
-    case SHOAL_CONFIG_STRING: *(const char **)field = text; return SHOAL_OK;
-    }
-    return SHOAL_ERR_INVAL;
-}
-
 const char *shoal_config_type_name(shoal_config_type_t type)
 {
     switch (type) {
@@ -179,25 +171,139 @@ const char *shoal_config_type_hint(shoal_config_type_t type)
     return "?";
 }
 
+static shoal_status_t parse_typed(const struct shoal_config_var *var, const char *text, void *value)
+{
+    size_t size;
+    long number;
+    int flag;
+    shoal_status_t st;
+    switch (var->type) {
+    case SHOAL_CONFIG_SIZE:
+        st = shoal_parse_size(text, &size);
+        if (st == SHOAL_OK && value) *(size_t *)value = size;
+        return st;
+    case SHOAL_CONFIG_BOOL:
+        st = shoal_parse_bool(text, &flag);
+        if (st == SHOAL_OK && value) *(int *)value = flag;
+        return st;
+    case SHOAL_CONFIG_INT:
+        st = shoal_parse_int(text, &number);
+        if (st == SHOAL_OK && value) *(long *)value = number;
+        return st;
+    case SHOAL_CONFIG_STRING:
+        if (value) *(const char **)value = text;
+        return SHOAL_OK;
+    }
+    return SHOAL_ERR_INVAL;
+}
+
+static int has_range(const struct shoal_config_var *var) { return var->min != 0 || var->max != 0; }
+
+/* "1 MiB" for sizes, "256" for numbers. */
+static char *limit_text(const struct shoal_config_var *var, long long v, char *buf, size_t len)
+{
+    if (var->type == SHOAL_CONFIG_SIZE) return shoal_format_bytes((unsigned long long)v, buf, len);
+    snprintf(buf, len, "%lld", v);
+    return buf;
+}
+
+/* "auto|shm|ofi" -> "auto, shm, ofi" */
+static void choice_list(const char *choices, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (const char *c = choices; *c && n + 3 < len; c++) {
+        if (*c == '|') {
+            buf[n++] = ',';
+            buf[n++] = ' ';
+        } else {
+            buf[n++] = *c;
+        }
+    }
+    buf[n] = 0;
+}
+
+static int is_choice(const char *choices, const char *text)
+{
+    size_t tlen = strlen(text);
+    for (const char *c = choices; *c;) {
+        size_t n = strcspn(c, "|");
+        if (n == tlen && !strncmp(c, text, n)) return 1;
+        c += n;
+        if (*c == '|') c++;
+    }
+    return 0;
+}
+
+char *shoal_config_describe(const struct shoal_config_var *var, char *buf, size_t len)
+{
+    char lo[32], hi[32], words[256];
+    if (var->type == SHOAL_CONFIG_STRING && var->choices) {
+        choice_list(var->choices, words, sizeof words);
+        snprintf(buf, len, "one of %s", words);
+    } else if (var->type == SHOAL_CONFIG_SIZE && has_range(var)) {
+        snprintf(buf, len, "a size from %s to %s (suffixes K, M, G, T)", limit_text(var, var->min, lo, sizeof lo),
+                 limit_text(var, var->max, hi, sizeof hi));
+    } else if (var->type == SHOAL_CONFIG_INT && has_range(var)) {
+        snprintf(buf, len, "an integer from %lld to %lld%s%s", var->min, var->max, var->unit ? " " : "",
+                 var->unit ? var->unit : "");
+    } else {
+        snprintf(buf, len, "%s", shoal_config_type_hint(var->type));
+    }
+    return buf;
+}
+
+shoal_status_t shoal_config_parse(const struct shoal_config_var *var, const char *text, void *value, char *err,
+                                  size_t errlen)
+{
+    char what[320], lo[32], hi[32];
+    union {
+        size_t size;
+        long number;
+        int flag;
+        const char *text;
+    } v;
+    shoal_status_t st = parse_typed(var, text, &v);
+    if (st != SHOAL_OK) {
+        snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, text,
+                 shoal_config_describe(var, what, sizeof what));
+        return st;
+    }
+    if (var->type == SHOAL_CONFIG_STRING && var->choices && !is_choice(var->choices, text)) {
+        snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, text,
+                 shoal_config_describe(var, what, sizeof what));
+        return SHOAL_ERR_INVAL;
+    }
+    if ((var->type == SHOAL_CONFIG_SIZE || var->type == SHOAL_CONFIG_INT) && has_range(var)) {
+        /* Sizes above LLONG_MAX are out of every range. */
+        long long n = var->type == SHOAL_CONFIG_SIZE ? (v.size > (size_t)LLONG_MAX ? LLONG_MAX : (long long)v.size)
+                                                     : v.number;
+        if (n < var->min || n > var->max) {
+            snprintf(err, errlen, "%s=%s is out of range: %s to %s%s%s", var->name, text,
+                     limit_text(var, var->min, lo, sizeof lo), limit_text(var, var->max, hi, sizeof hi),
+                     var->unit ? " " : "", var->unit ? var->unit : "");
+            return SHOAL_ERR_RANGE;
+        }
+    }
+    return parse_typed(var, text, value);
+}
+
 shoal_status_t shoal_config_load(struct shoal_config *cfg, shoal_config_source_t *sources,
                                  char *err, size_t errlen)
 {
+    char internal[320];
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < shoal_config_var_count; i++) {
         const struct shoal_config_var *var = &shoal_config_vars[i];
-        if (set_value(cfg, var, var->default_value) != SHOAL_OK) {
-            snprintf(err, errlen, "internal: bad default %s=%s", var->name, var->default_value);
+        char *field = (char *)cfg + var->offset;
+        if (shoal_config_parse(var, var->default_value, field, internal, sizeof internal) != SHOAL_OK) {
+            snprintf(err, errlen, "internal: bad default: %s", internal);
             return SHOAL_ERR_INVAL;
         }
         const char *env = getenv(var->name);
         if (sources) sources[i] = env ? SHOAL_CONFIG_FROM_ENV : SHOAL_CONFIG_FROM_DEFAULT;
         if (!env) continue;
-        shoal_status_t st = set_value(cfg, var, env);
-        if (st != SHOAL_OK) {
-            snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, env,
-                     shoal_config_type_hint(var->type));
-            return st;
-        }
+        shoal_status_t st = shoal_config_parse(var, env, field, err, errlen);
+        if (st != SHOAL_OK) return st;
     }
     return SHOAL_OK;
 }

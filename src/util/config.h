@@ -48,15 +48,44 @@ struct shoal_config_var {
     const char *default_value;
     const char *help;
     size_t offset; /* of the field in struct shoal_config */
+    /* Sizes and integers: the accepted range (min == max == 0: any value
+     * the type holds). A value outside is refused, never clamped. */
+    long long min, max;
+    const char *unit;    /* integers: what the number counts ("seconds"), for messages */
+    const char *choices; /* strings: the accepted words, "a|b|c"; NULL: any text */
 };
 
 extern const struct shoal_config_var shoal_config_vars[];
 extern const size_t shoal_config_var_count;
 
 /* Fills cfg from defaults and the environment. On a bad value, returns
- * SHOAL_ERR_INVAL and writes one line naming the variable and value to err. */
+ * SHOAL_ERR_INVAL or SHOAL_ERR_RANGE and writes one line naming the
+ * variable, the value and what it may be to err (shoal_config_parse). */
 shoal_status_t shoal_config_load(struct shoal_config *cfg, shoal_config_source_t *sources,
                                  char *err, size_t errlen);
+
+/* Parses text as var's value and checks it against the row's range or
+ * choices: the one check shared by shmem_init, oshrun and shmem-config
+ * --diagnose. Stores the value through `value` (a field of var's type;
+ * NULL to check only). On failure writes one line such as
+ * "SHMEM_TEAMS_MAX=0 is out of range: 2 to 256" to err. */
+shoal_status_t shoal_config_parse(const struct shoal_config_var *var, const char *text, void *value, char *err,
+                                  size_t errlen);
+
+/* What a value of var may be: "a size from 1 MiB to 16 TiB",
+ * "one of auto, shm, ofi, tls", ... */
+char *shoal_config_describe(const struct shoal_config_var *var, char *buf, size_t len);
+
+/* Names in the environment that look like settings but are not in the
+ * table (config_names.c). shoal_config_unknown writes one line naming
+ * them, each with the closest known name when one is close, and returns
+ * how many there are (0: none, nothing written). Names other OpenSHMEM
+ * implementations read for their own internals are left alone
+ * (shoal_config_foreign). */
+int shoal_config_unknown(char *line, size_t len);
+const char *shoal_config_closest(const char *name, size_t len);
+int shoal_config_foreign(const char *name, size_t len);
+int shoal_config_known(const char *name, size_t len);
 
 /* "size", "boolean", ... and what a value looks like ("a size such as
  * 512M or 2G"), for messages and the generated reference. */

@@ -12,12 +12,26 @@ static int log_pe = -1;
 void shoal_log_set_pe(int pe) { log_pe = pe; }
 int shoal_log_pe(void) { return log_pe; }
 
+static char *capture_buf;
+static unsigned long capture_len;
+
+void shoal_log_capture(char *buf, unsigned long len)
+{
+    capture_buf = len ? buf : NULL;
+    capture_len = len;
+    if (capture_buf) capture_buf[0] = 0;
+}
+
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 
 void shoal_log_vwrite(int level, const char *subsys, const char *fmt, va_list ap)
 {
     char line[1024];
     int n;
+    if (capture_buf) {
+        vsnprintf(capture_buf, capture_len, fmt, ap);
+        return;
+    }
     if (level < 0) level = 0;
     if (level > SHOAL_LOG_DEBUG) level = SHOAL_LOG_DEBUG;
     if (log_pe >= 0)

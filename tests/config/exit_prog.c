@@ -1,0 +1,76 @@
+/* exit_prog.c: PEs that leave main without shmem_finalize (exit_test.sh
+ * judges the job from outside: status, stderr lines, time).
+ *
+ *   exit_prog all        every PE returns from main after checking a put
+ *                        from its left neighbour: finalized at exit, status 0
+ *   exit_prog late       PEs other than 0 return at once; PE 0 computes for
+ *                        3 s, then reads each peer's value (the exited PEs
+ *                        still serve it) and calls shmem_finalize: status 0
+ *   exit_prog mixed      odd PEs return, even PEs call shmem_finalize
+ *   exit_prog exit_mid   the last PE calls exit(0) while the others wait in
+ *                        shmem_barrier_all: the job must end, naming it
+ *   exit_prog coll_mid   the last PE returns while the others keep calling
+ *                        a sum reduction: the job must end, naming it
+ *
+ * Data checks print "FAIL" lines, which the script looks for. */
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long value[1];
+static long sum_src[1], sum_dst[1];
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+    value[0] = -1;
+    shmem_barrier_all();
+    shmem_long_p(value, 1000 + me, (me + 1) % n);
+    shmem_barrier_all();
+    const long want = 1000 + (me + n - 1) % n;
+    if (value[0] != want) printf("FAIL PE %d: value %ld, expected %ld\n", me, value[0], want);
+    fflush(stdout);
+
+    if (!strcmp(mode, "all")) return 0;
+    if (!strcmp(mode, "late")) {
+        if (me != 0) return 0;
+        sleep(3); /* a long computation: the exited PEs must wait, not end the job */
+        for (int pe = 0; pe < n; pe++) {
+            long v = shmem_long_g(value, pe);
+            if (v != 1000 + (pe + n - 1) % n) printf("FAIL PE 0: PE %d holds %ld after it exited\n", pe, v);
+        }
+        printf("PE 0 read every PE after the computation\n");
+        fflush(stdout);
+        shmem_finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "mixed")) {
+        if (me % 2) return 0;
+        shmem_finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "exit_mid")) {
+        if (me == n - 1) exit(0);
+        shmem_barrier_all(); /* never completes: PE n-1 is gone */
+        printf("FAIL PE %d: left a barrier PE %d never reached\n", me, n - 1);
+        shmem_finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "coll_mid")) {
+        if (me == n - 1) return 0;
+        for (int i = 0; i < 1000; i++) {
+            sum_src[0] = me;
+            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sum_dst, sum_src, 1);
+        }
+        printf("FAIL PE %d: 1000 reductions completed without PE %d\n", me, n - 1);
+        shmem_finalize();
+        return 0;
+    }
+    fprintf(stderr, "usage: exit_prog all|late|mixed|exit_mid|coll_mid\n");
+    shmem_finalize();
+    return 2;
+}
