@@ -371,6 +371,11 @@ static void __attribute__((noreturn)) pmi_abort(shoal_boot_t *boot, int status, 
     else
         fprintf(stderr, "shoal: PE %d called shmem_global_exit(%d)\n", boot->rank, status);
     fflush(NULL);
+    /* Hydra kills the job on the abort without draining what its proxies
+     * still hold of our stderr: half the time the line was lost. Give
+     * them a moment to forward it. */
+    struct timespec drain = {0, 200 * 1000 * 1000};
+    nanosleep(&drain, NULL);
     int n = snprintf(req, sizeof req, "cmd=abort exitcode=%d\n", status);
     /* One plain send: a server that is already gone needs no second message. */
     if (send(p->fd, req, (size_t)n, MSG_NOSIGNAL) == n) {

@@ -134,7 +134,7 @@ before_init_nolauncher)
 coll_setting)
     # A bad SHMEM_COLL_ALGORITHM ends the job in shmem_init, before any collective.
     exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=reduce:fastest \
-        --expect "$(who '[01]' shmem_init_thread): SHMEM_COLL_ALGORITHM='reduce:fastest': reduce has no algorithm named 'fastest' \(it has direct, linear, oneshot, tree, rd, ring\)" \
+        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='reduce:fastest': reduce has no algorithm named 'fastest' \(it has direct, linear, oneshot, tree, rd, ring\)" \
         -- "$bin/badinput_heap_full" full ;;
 kill_pe)
     # The launcher ends the job within ~2 s of the kill, names PE 1 and

@@ -87,13 +87,46 @@ PY
     ;;
 memfd_error)
     need_python
-    # About 7.6 EiB: more than any address space, so the heap's mmap fails
-    # exactly as shmem_init's would.
-    diagnose SHMEM_SYMMETRIC_SIZE=8000000T
+    # A 4 GiB heap in a 1 GiB address space (ulimit -v): the heap's mmap
+    # fails exactly as shmem_init's would. (A size past the setting's
+    # limits is refused before any mapping: see the limits case.)
+    (ulimit -v 1048576 && diagnose SHMEM_SYMMETRIC_SIZE=4G) || exit 1
     check_json <<'PY'
 m = d["host"]["memfd"]
 assert m["status"] == "error" and m["step"] in ("ftruncate", "mmap"), m
-assert any("8000000T" in p["what"] and p["severity"] == "error" for p in d["problems"]), d["problems"]
+assert any("SHMEM_SYMMETRIC_SIZE=4G" in p["what"] and p["severity"] == "error" for p in d["problems"]), d["problems"]
+PY
+    ;;
+limits)
+    need_python
+    # h-runtime (issue 14): every value shmem_init refuses is a problem of
+    # --diagnose, with the same line (one check, util/config.c).
+    for bad in SHMEM_SYMMETRIC_SIZE=0 SHMEM_SYMMETRIC_SIZE=1 SHMEM_SYMMETRIC_SIZE=100T SHMEM_TEAMS_MAX=0 \
+               SHMEM_TEAMS_MAX=100000 SHMEM_WAIT_SPIN=99999999999 SHMEM_FABRIC_TIMEOUT=0 \
+               SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT=86401 SHMEM_TRANSPORT=fast SHMEM_ENCRYPT=maybe \
+               SHMEM_FABRIC_PROGRESS_THREAD=sometimes; do
+        diagnose "$bad"
+        BAD=$bad check_json <<'PY'
+import os
+name, value = os.environ["BAD"].split("=", 1)
+errors = [p["what"] for p in d["problems"] if p["severity"] == "error"]
+mine = [w for w in errors if w.startswith(name + "=")]
+assert len(mine) == 1, errors
+w = mine[0]
+limits = {"SHMEM_SYMMETRIC_SIZE": "out of range: 1 MiB to 16 TiB", "SHMEM_TEAMS_MAX": "out of range: 2 to 256 teams",
+          "SHMEM_WAIT_SPIN": "out of range: 0 to 10000000 polls", "SHMEM_FABRIC_TIMEOUT": "out of range: 1 to 86400 seconds",
+          "SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT": "out of range: 1 to 86400 seconds",
+          "SHMEM_TRANSPORT": "expected one of auto, shm, ofi, tls", "SHMEM_ENCRYPT": "expected one of auto, required, off",
+          "SHMEM_FABRIC_PROGRESS_THREAD": "expected one of auto, on, off"}
+assert limits[name] in w and value in w and w.endswith("shmem_init would stop"), w
+rows = {c["name"]: c for c in d["configuration"]}
+assert rows[name]["environment"] == value
+PY
+    done
+    # The limits themselves are accepted.
+    diagnose SHMEM_SYMMETRIC_SIZE=1M SHMEM_TEAMS_MAX=256 SHMEM_WAIT_SPIN=0 SHMEM_FABRIC_TIMEOUT=86400
+    check_json <<'PY'
+assert not [p for p in d["problems"] if p["severity"] == "error"], d["problems"]
 PY
     ;;
 unknown_variable)
@@ -101,7 +134,7 @@ unknown_variable)
     diagnose SHMEM_SYMETRIC_SIZE=2G PMI_RANK=0 PMI_SIZE=2
     check_json <<'PY'
 warn = [p["what"] for p in d["problems"] if p["severity"] == "warning"]
-assert any(w.startswith("SHMEM_SYMETRIC_SIZE ") for w in warn), warn
+assert any(w.startswith("SHMEM_SYMETRIC_SIZE ") and w.endswith("(did you mean SHMEM_SYMMETRIC_SIZE?)") for w in warn), warn
 assert d["host"]["launcher"]["detected"] == ["mpich-hydra"], d["host"]["launcher"]
 assert any("mpich-hydra" in w for w in warn), warn
 assert not [p for p in d["problems"] if p["severity"] == "error"], d["problems"]

@@ -85,13 +85,6 @@ static int write_value(struct sc_json *j, const struct shoal_config_var *var, co
     return -1;
 }
 
-static int transport_built(const char *name)
-{
-    for (size_t i = 0; i < sizeof built_transports / sizeof built_transports[0]; i++)
-        if (!strcmp(name, built_transports[i])) return 1;
-    return 0;
-}
-
 /* One entry per row of the table. Returns the heap size in force (the
  * default when the environment's value is bad) for the host probes. */
 static size_t report_configuration(struct sc_json *j, struct sc_problems *p, const char **heap_text)
@@ -108,15 +101,18 @@ static size_t report_configuration(struct sc_json *j, struct sc_problems *p, con
         sc_json_str(j, "source", env ? "environment" : "default");
         if (env) sc_json_str(j, "environment", env);
         const char *in_force = env ? env : var->default_value;
-        if (write_value(j, var, in_force) != 0) {
-            sc_json_null(j, "value");
+        char why[400];
+        /* The same check as shmem_init's (util/config.c): a value it
+         * refuses is a problem here, whether it does not parse or lies
+         * outside the setting's limits. */
+        const int parses = write_value(j, var, in_force) == 0;
+        if (!parses) sc_json_null(j, "value");
+        if (shoal_config_parse(var, in_force, NULL, why, sizeof why) != SHOAL_OK) {
             if (env)
                 sc_problem(p, "error", "correct or unset the variable; see docs/configuration.md",
-                           "%s='%s' is not valid (expected %s): shmem_init would stop", var->name, env,
-                           shoal_config_type_hint(var->type));
+                           "%s: shmem_init would stop", why);
             else
-                sc_problem(p, "error", "report this as a bug in Shoal",
-                           "internal: the default %s='%s' does not parse", var->name, var->default_value);
+                sc_problem(p, "error", "report this as a bug in Shoal", "internal: the default does not pass: %s", why);
             in_force = var->default_value;
         }
         sc_json_str(j, "help", var->help);
@@ -124,21 +120,9 @@ static size_t report_configuration(struct sc_json *j, struct sc_problems *p, con
 
         if (!strcmp(var->name, "SHMEM_SYMMETRIC_SIZE") && shoal_parse_size(in_force, &heap_bytes) == SHOAL_OK)
             *heap_text = in_force;
-        if (!strcmp(var->name, "SHMEM_TRANSPORT") && env && !transport_built(env))
-            sc_problem(p, "error", "unset SHMEM_TRANSPORT or set it to auto, shm or ofi",
-                       "SHMEM_TRANSPORT='%s' is not a transport of this Shoal (auto, shm, ofi): shmem_init would stop",
-                       env);
     }
     sc_json_close(j, '[');
     return heap_bytes;
-}
-
-static int in_table(const char *name, size_t len)
-{
-    for (size_t i = 0; i < shoal_config_var_count; i++)
-        if (strlen(shoal_config_vars[i].name) == len && !strncmp(shoal_config_vars[i].name, name, len))
-            return 1;
-    return 0;
 }
 
 /* A misspelt variable is silently ignored by the library; say so here. */
@@ -146,9 +130,15 @@ static void report_unknown_variables(struct sc_problems *p)
 {
     for (char **e = environ; *e; e++) {
         const char *eq = strchr(*e, '=');
-        if (strncmp(*e, "SHMEM_", 6) != 0 || !eq || in_table(*e, (size_t)(eq - *e))) continue;
+        if (strncmp(*e, "SHMEM_", 6) != 0 || !eq) continue;
+        /* The same judgement as shmem_init's warning (util/config_names.c). */
+        const size_t n = (size_t)(eq - *e);
+        if (shoal_config_known(*e, n) || shoal_config_foreign(*e, n)) continue;
+        const char *near = shoal_config_closest(*e, n);
+        char hint[96] = "";
+        if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
         sc_problem(p, "warning", "check the name against docs/configuration.md or `shmem-config --markdown`",
-                   "%.*s is set but Shoal does not read it; it has no effect", (int)(eq - *e), *e);
+                   "%.*s is set but Shoal does not read it; it has no effect%s", (int)n, *e, hint);
     }
 }
 

@@ -27,7 +27,12 @@ int sc_markdown(FILE *out)
           "     edit the table, not this file. A test checks that they match. -->\n"
           "\n"
           "Shoal reads these environment variables once, in `shmem_init`. A value that\n"
-          "does not parse stops the program with one line naming the variable.\n"
+          "does not parse, or lies outside the limits given below, stops the job in\n"
+          "`shmem_init` with one line for the job naming the variable and its limits;\n"
+          "nothing is clamped. A `SHMEM_*` name that is not in the table gets one\n"
+          "warning line at start-up, with the closest known name; names that Sandia\n"
+          "OpenSHMEM reads for its own internals (bounce buffers, CMA, OFI shared\n"
+          "contexts, debugging aids: no counterpart here) are left alone.\n"
           "`shmem-config --diagnose` shows the value in force of each and where it came\n"
           "from, and checks the host.\n"
           "\n"
@@ -40,6 +45,12 @@ int sc_markdown(FILE *out)
         cell(out, var->default_value);
         fputs("` | ", out);
         cell(out, var->help);
+        if (var->min || var->max || var->choices) {
+            char limits[320];
+            fputs(" Accepted: ", out);
+            cell(out, shoal_config_describe(var, limits, sizeof limits));
+            fputs(".", out);
+        }
         fputs(" |\n", out);
     }
     fputs("\n"
@@ -50,7 +61,7 @@ int sc_markdown(FILE *out)
           "  `65536`, `512M`, `1.5G`. Suffixes are powers of 1024.\n"
           "- **boolean**: `1`, `y`, `yes`, `true`, `on` or `0`, `n`, `no`, `false`,\n"
           "  `off`, or empty; any letter case.\n"
-          "- **integer**: a non-negative decimal number.\n"
+          "- **integer**: a non-negative decimal number, within the limits of its row.\n"
           "- **string**: taken as given.\n",
           out);
     return ferror(out) ? 1 : 0;
