@@ -163,6 +163,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
 /* Problems every PE checks before it knows its peers; after the bootstrap
  * is up, the lowest PE that has each one reports it, once for the job. */
 enum { START_BAD_SETTING = 1, START_UNKNOWN_NAMES = 2, START_STATIC_PRIVATE = 4 };
+#define START_TAG UINT64_C(0x53484f414c00) /* "SHOAL", then the problem bits */
 
 static int lowest_with(const unsigned char *all, int n, unsigned bit)
 {
@@ -185,9 +186,21 @@ static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine,
                                    const char *static_why)
 {
     const int n = rt->n_pes;
+    /* Each PE's record is a tag and its problem bits: a record without the
+     * tag is a broken exchange, never taken for problems. */
+    uint64_t record = START_TAG | mine, *records = malloc((size_t)n * sizeof *records);
     unsigned char *all = malloc((size_t)n);
-    if (!all) return SHOAL_ERR_NOMEM;
-    shoal_status_t st = rt->boot->ops->allgather(rt->boot, &mine, 1, all);
+    shoal_status_t st = records && all ? rt->boot->ops->allgather(rt->boot, &record, sizeof record, records)
+                                       : SHOAL_ERR_NOMEM;
+    for (int pe = 0; st == SHOAL_OK && pe < n; pe++) {
+        if ((records[pe] & ~(uint64_t)0xff) != START_TAG) {
+            shoal_error("boot", "PE %d's start-up record is %#llx, not a record of Shoal %s", pe,
+                        (unsigned long long)records[pe], SHOAL_VERSION_STRING);
+            st = SHOAL_ERR_PROTO;
+        }
+        all[pe] = (unsigned char)records[pe];
+    }
+    free(records);
     if (st != SHOAL_OK) {
         free(all);
         return st;
