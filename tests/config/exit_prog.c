@@ -11,8 +11,12 @@
  *                        shmem_barrier_all: the job must end, naming it
  *   exit_prog coll_mid   the last PE returns while the others keep calling
  *                        a sum reduction: the job must end, naming it
+ *   exit_prog thread_first  a thread runs before shmem_init (as when MPI
+ *                        starts first), so static data stays private: one
+ *                        warning for the job; heap data still flows
  *
  * Data checks print "FAIL" lines, which the script looks for. */
+#include <pthread.h>
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +26,39 @@
 static long value[1];
 static long sum_src[1], sum_dst[1];
 
+static void *idle(void *arg)
+{
+    (void)arg;
+    sleep(30);
+    return NULL;
+}
+
+/* A ring of puts through the heap: what still works without symmetric
+ * static data. */
+static void heap_ring(int me, int n)
+{
+    long *cell = shmem_malloc(sizeof *cell);
+    *cell = -1;
+    shmem_barrier_all();
+    shmem_long_p(cell, 2000 + me, (me + 1) % n);
+    shmem_barrier_all();
+    if (*cell != 2000 + (me + n - 1) % n) printf("FAIL PE %d: heap cell %ld\n", me, *cell);
+    shmem_free(cell);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "thread_first")) {
+        pthread_t t;
+        pthread_create(&t, NULL, idle, NULL);
+        pthread_detach(t);
+        shmem_init();
+        heap_ring(shmem_my_pe(), shmem_n_pes());
+        printf("PE %d done\n", shmem_my_pe());
+        shmem_finalize();
+        return 0;
+    }
     shmem_init();
     const int me = shmem_my_pe(), n = shmem_n_pes();
     value[0] = -1;

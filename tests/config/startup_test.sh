@@ -16,9 +16,9 @@ once() {
 run() { # run VAR=VALUE...: the program (mode "all" returns from main) under the launcher
     if [ "$launcher" = mpiexec ]; then
         command -v mpiexec.mpich >/dev/null || { echo "skip: no mpiexec.mpich"; exit 77; }
-        env "$@" timeout -s KILL 60 mpiexec.mpich -n "$np" "$prog" all >"$out" 2>"$err"
+        env "$@" timeout -s KILL 60 mpiexec.mpich -n "$np" "$prog" "${MODE:-all}" >"$out" 2>"$err"
     else
-        env "$@" timeout -s KILL 60 "$launcher" -n "$np" --timeout 40 "$prog" all >"$out" 2>"$err"
+        env "$@" timeout -s KILL 60 "$launcher" -n "$np" --timeout 40 "$prog" "${MODE:-all}" >"$out" 2>"$err"
     fi
     rc=$?
 }
@@ -57,6 +57,17 @@ info)
          if (col && (v != col || s != scol)) bad = 1; col = v; scol = s; n++ }
          END { exit !(n > 10 && !bad) }' "$out" || fail "the SHMEM_INFO table is not aligned"
     grep -Eq '^SHMEM_TEAMS_MAX +8 +environment$' "$out" || fail "SHMEM_TEAMS_MAX row" ;;
+thread_first)
+    # As with MPI_Init before shmem_init: threads run, static data cannot be
+    # remapped; one warning for the job, counting the PEs.
+    MODE=thread_first run SHOAL_UNUSED=1
+    [ $rc = 0 ] || fail "exit status $rc"
+    [ "$(grep -c "done$" "$out")" = "$np" ] || fail "not every PE finished"
+    grep -q FAIL "$out" && fail "a data check failed"
+    on=""
+    [ "$np" -gt 1 ] && on=" on $np of $np PEs"
+    once "warning: static data could not be made symmetric$on \(cannot remap static data while [0-9]+ threads run.*\); only heap objects are remotely accessible \(with MPI, call shmem_init before MPI_Init\)\$"
+    [ "$(grep -c . "$err")" = 1 ] || fail "stderr holds more than the one line" ;;
 *) fail "unknown case" ;;
 esac
 echo "ok ($case, $np PEs)"
