@@ -24,98 +24,24 @@
  * (see below). */
 #define RING_MIN_BYTES ((size_t)256 * 1024)
 
-static const char *const kind_names[SHOAL_COLL_KINDS] = {"barrier", "broadcast", "collect",
-                                                          "alltoall", "reduce", "scan"};
-
-/* Names of each kind's algorithms, NULL where the kind has none. */
-static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
-    [SHOAL_COLL_BARRIER] = {"dissemination", "linear", [SHOAL_ALGO_HIER] = "hier"},
-    [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot", "tree"},
-    [SHOAL_COLL_COLLECT] = {"direct", "linear", [SHOAL_ALGO_BRUCK] = "bruck"},
-    [SHOAL_COLL_ALLTOALL] = {"direct", NULL},
-    [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", [SHOAL_ALGO_RD] = "rd", [SHOAL_ALGO_RING] = "ring"},
-    [SHOAL_COLL_SCAN] = {"direct", NULL},
-};
-
-static int forced[SHOAL_COLL_KINDS]; /* algorithm index, or -1: choose */
-static int setup_bad;                 /* the setting names no algorithm */
-static char setup_error[256];
-
-/* The algorithm of kind called name ("direct" also names the barrier's
- * dissemination, the direct barrier on one host), or -1. */
-static int algo_of(int kind, const char *name, size_t len)
-{
-    for (int a = 0; a < SHOAL_ALGOS; a++) {
-        const char *known = algo_names[kind][a];
-        if (known && strlen(known) == len && !strncmp(known, name, len)) return a;
-    }
-    if (kind == SHOAL_COLL_BARRIER && len == 6 && !strncmp(name, "direct", 6)) return SHOAL_ALGO_DIRECT;
-    return -1;
-}
-
-static int parse_token(const char *tok, size_t len)
-{
-    const char *colon = memchr(tok, ':', len);
-    if (!colon) {
-        if (len == 4 && !strncmp(tok, "auto", 4)) {
-            for (int k = 0; k < SHOAL_COLL_KINDS; k++) forced[k] = -1;
-            return 0;
-        }
-        int any = 0;
-        for (int k = 0; k < SHOAL_COLL_KINDS; k++) {
-            int a = algo_of(k, tok, len);
-            if (a >= 0) { forced[k] = a; any = 1; }
-        }
-        if (!any)
-            snprintf(setup_error, sizeof setup_error, "no collective has an algorithm named '%.*s'", (int)len, tok);
-        return any ? 0 : -1;
-    }
-    size_t klen = (size_t)(colon - tok), nlen = len - klen - 1;
-    for (int k = 0; k < SHOAL_COLL_KINDS; k++) {
-        if (strlen(kind_names[k]) != klen || strncmp(kind_names[k], tok, klen)) continue;
-        if (nlen == 4 && !strncmp(colon + 1, "auto", 4)) { forced[k] = -1; return 0; }
-        int a = algo_of(k, colon + 1, nlen);
-        if (a < 0) {
-            char has[128] = "";
-            for (int i = 0, at = 0; i < SHOAL_ALGOS; i++)
-                if (algo_names[k][i] && at < (int)sizeof has)
-                    at += snprintf(has + at, sizeof has - (size_t)at, "%s%s", at ? ", " : "", algo_names[k][i]);
-            snprintf(setup_error, sizeof setup_error, "%s has no algorithm named '%.*s' (it has %s)", kind_names[k],
-                     (int)nlen, colon + 1, has);
-            return -1;
-        }
-        forced[k] = a;
-        return 0;
-    }
-    snprintf(setup_error, sizeof setup_error,
-             "no collective kind '%.*s' (kinds: barrier, broadcast, collect, alltoall, reduce, scan)", (int)klen, tok);
-    return -1;
-}
-
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
+static int forced[SHOAL_COLL_KINDS]; /* algorithm index, or -1: choose */
+static shoal_status_t setup_status;
+static char setup_error[320];
+
+/* shmem_init has already refused a bad value (the configuration table
+ * checks it with the same parser); this applies it. */
 static void parse_setting(void)
 {
-    for (int k = 0; k < SHOAL_COLL_KINDS; k++) forced[k] = -1;
-    const char *v = shoal_rt.config.coll_algorithm ? shoal_rt.config.coll_algorithm : "auto";
-    int bad = 0;
-    for (const char *p = v; *p && !bad;) {
-        size_t len = strcspn(p, ",");
-        if (len) bad = parse_token(p, len) < 0;
-        p += len;
-        if (*p == ',') p++;
-    }
-    setup_bad = bad;
+    setup_status = shoal_coll_setting_parse(shoal_rt.config.coll_algorithm, forced, setup_error, sizeof setup_error);
 }
 
 shoal_status_t shoal_coll_setup(char *err, size_t errlen)
 {
     pthread_once(&setup_once, parse_setting);
-    if (setup_bad) {
-        snprintf(err, errlen, "SHMEM_COLL_ALGORITHM='%s': %s", shoal_rt.config.coll_algorithm, setup_error);
-        return SHOAL_ERR_INVAL;
-    }
-    return SHOAL_OK;
+    if (setup_status != SHOAL_OK) snprintf(err, errlen, "%s", setup_error);
+    return setup_status;
 }
 
 enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "util/coll_setting.h"
 #include "util/status.h"
 
 struct shoal_group;
@@ -55,15 +56,8 @@ shoal_coll_combine_fn shoal_coll_kernel(int dtype, int op);
 const char *shoal_coll_dtype_name(int dtype);
 const char *shoal_coll_op_name(int op);
 
-/* Algorithm choice (algo.c). */
-enum shoal_coll_kind {
-    SHOAL_COLL_BARRIER, SHOAL_COLL_BROADCAST, SHOAL_COLL_COLLECT, SHOAL_COLL_ALLTOALL, SHOAL_COLL_REDUCE,
-    SHOAL_COLL_SCAN, SHOAL_COLL_KINDS
-};
-enum shoal_coll_algo {
-    SHOAL_ALGO_DIRECT, SHOAL_ALGO_LINEAR, SHOAL_ALGO_ONESHOT, SHOAL_ALGO_TREE, SHOAL_ALGO_HIER, SHOAL_ALGO_RD,
-    SHOAL_ALGO_BRUCK, SHOAL_ALGO_RING, SHOAL_ALGOS
-};
+/* Algorithm choice (algo.c); the kinds and algorithms are named in
+ * util/coll_setting.h, with the setting that forces them. */
 
 /* Whether a reduction or broadcast of bytes can run one-shot on g: a team
  * (not an active set) of at most SHOAL_ONESHOT_MEMBERS direct members and a

@@ -1,5 +1,6 @@
 /* config.c: the configuration table and its parsers. */
 #include "util/config.h"
+#include "util/coll_setting.h"
 #include "util/log.h"
 
 #include <ctype.h>
@@ -47,7 +48,7 @@ const struct shoal_config_var shoal_config_vars[] = {
      "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot, "
      "hier (barrier across hosts), tree (broadcast, reduce), rd (recursive-doubling reduce of small vectors), "
      "ring (ring reduce-scatter + allgather reduce), bruck (Bruck fcollect)).",
-     FIELD(coll_algorithm)},
+     FIELD(coll_algorithm), .check = shoal_coll_setting_check},
     {"SHMEM_BOOTSTRAP_TLS", SHOAL_CONFIG_BOOL, "1",
      "TLS 1.3 on the bootstrap between hosts (oshrun --nnodes). Turning it off leaves job membership, "
      "addresses and keys unencrypted and unauthenticated; only an explicit 0/no/false/off does it (empty counts as "
@@ -272,6 +273,10 @@ shoal_status_t shoal_config_parse(const struct shoal_config_var *var, const char
         snprintf(err, errlen, "%s='%s' is not valid: expected %s", var->name, text,
                  shoal_config_describe(var, what, sizeof what));
         return SHOAL_ERR_INVAL;
+    }
+    if (var->type == SHOAL_CONFIG_STRING && var->check) {
+        st = var->check(text, err, errlen);
+        if (st != SHOAL_OK) return st;
     }
     if ((var->type == SHOAL_CONFIG_SIZE || var->type == SHOAL_CONFIG_INT) && has_range(var)) {
         /* Sizes above LLONG_MAX are out of every range. */

@@ -53,6 +53,8 @@ struct shoal_config_var {
     long long min, max;
     const char *unit;    /* integers: what the number counts ("seconds"), for messages */
     const char *choices; /* strings: the accepted words, "a|b|c"; NULL: any text */
+    /* strings: a parser of the value's own syntax, or NULL */
+    shoal_status_t (*check)(const char *text, char *err, size_t errlen);
 };
 
 extern const struct shoal_config_var shoal_config_vars[];

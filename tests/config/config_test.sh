@@ -104,20 +104,21 @@ limits)
     for bad in SHMEM_SYMMETRIC_SIZE=0 SHMEM_SYMMETRIC_SIZE=1 SHMEM_SYMMETRIC_SIZE=100T SHMEM_TEAMS_MAX=0 \
                SHMEM_TEAMS_MAX=100000 SHMEM_WAIT_SPIN=99999999999 SHMEM_FABRIC_TIMEOUT=0 \
                SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT=86401 SHMEM_TRANSPORT=fast SHMEM_ENCRYPT=maybe \
-               SHMEM_FABRIC_PROGRESS_THREAD=sometimes; do
+               SHMEM_FABRIC_PROGRESS_THREAD=sometimes SHMEM_COLL_ALGORITHM=reduce:fastest; do
         diagnose "$bad"
         BAD=$bad check_json <<'PY'
 import os
 name, value = os.environ["BAD"].split("=", 1)
 errors = [p["what"] for p in d["problems"] if p["severity"] == "error"]
-mine = [w for w in errors if w.startswith(name + "=")]
+mine = [w for w in errors if w.startswith(name + "=")]  # one line per refused value
 assert len(mine) == 1, errors
 w = mine[0]
 limits = {"SHMEM_SYMMETRIC_SIZE": "out of range: 1 MiB to 16 TiB", "SHMEM_TEAMS_MAX": "out of range: 2 to 256 teams",
           "SHMEM_WAIT_SPIN": "out of range: 0 to 10000000 polls", "SHMEM_FABRIC_TIMEOUT": "out of range: 1 to 86400 seconds",
           "SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT": "out of range: 1 to 86400 seconds",
           "SHMEM_TRANSPORT": "expected one of auto, shm, ofi, tls", "SHMEM_ENCRYPT": "expected one of auto, required, off",
-          "SHMEM_FABRIC_PROGRESS_THREAD": "expected one of auto, on, off"}
+          "SHMEM_FABRIC_PROGRESS_THREAD": "expected one of auto, on, off",
+          "SHMEM_COLL_ALGORITHM": "reduce has no algorithm named 'fastest' (it has direct, linear, oneshot, tree, rd, ring)"}
 assert limits[name] in w and value in w and w.endswith("shmem_init would stop"), w
 rows = {c["name"]: c for c in d["configuration"]}
 assert rows[name]["environment"] == value
