@@ -62,14 +62,15 @@ static int init_as(const char *call, int requested, int *provided)
         shoal_api_fail(call, "thread level %d is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE (%d..%d)",
                        requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
     char err[512] = "";
-    /* SHMEM_COLL_ALGORITHM is judged with the other settings, so a bad one
-     * stops the job in shmem_init, with one line; it never changes after. */
-    shoal_status_t st = shoal_runtime_init(requested, shoal_coll_setup, err, sizeof err);
+    shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
     if (st != SHOAL_OK) {
         if (!shoal_rt.startup_reporter) shoal_runtime_await_end();
         shoal_api_fail(call, "start-up failed: %s", err[0] ? err : shoal_status_str(st));
     }
     shoal_barrier_init();
+    /* The configuration table has refused a bad SHMEM_COLL_ALGORITHM (one
+     * line for the job); this applies the setting, which never changes. */
+    if (shoal_coll_setup(err, sizeof err) != SHOAL_OK) shoal_api_fail(call, "%s", err);
     shoal_finalize_start();
     shoal_finalize_arm_exit();
     print_start_info();

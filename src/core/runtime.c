@@ -221,15 +221,13 @@ static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine,
     return SHOAL_ERR_INVAL;
 }
 
-shoal_status_t shoal_runtime_init(int requested_thread_level, shoal_status_t (*check_settings)(char *, size_t),
-                                  char *err, size_t errlen)
+shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen)
 {
     struct shoal_runtime *rt = &shoal_rt;
     unsigned char problems = 0;
     char unknown[512] = "", static_why[256] = "";
     rt->startup_reporter = 1;
     shoal_status_t setting = shoal_config_load(&rt->config, NULL, err, errlen);
-    if (setting == SHOAL_OK && check_settings) setting = check_settings(err, errlen);
     if (setting != SHOAL_OK) problems |= START_BAD_SETTING;
     else if (rt->config.debug) shoal_log_level = SHOAL_LOG_DEBUG;
     if (shoal_config_unknown(unknown, sizeof unknown)) problems |= START_UNKNOWN_NAMES;
@@ -247,7 +245,8 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, shoal_status_t (*c
         rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
     }
     st = shoal_boot_open(&rt->boot);
-    if (st != SHOAL_OK) return setting != SHOAL_OK ? setting : fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
+    if (st != SHOAL_OK && setting != SHOAL_OK) return setting; /* the setting is the news */
+    if (st != SHOAL_OK) return fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
     rt->my_pe = rt->boot->rank;
     rt->n_pes = rt->boot->size;
     shoal_log_set_pe(rt->my_pe);

@@ -58,12 +58,10 @@ struct shoal_runtime {
 
 extern struct shoal_runtime shoal_rt;
 
-/* Brings up the runtime: config (check_settings, if given, judges the
- * settings a higher layer parses), bootstrap, segments, transports, first
+/* Brings up the runtime: config, bootstrap, segments, transports, first
  * barrier. On failure writes one line to err and returns the status; a bad
  * setting is agreed on first, and only startup_reporter's PE should say it. */
-shoal_status_t shoal_runtime_init(int requested_thread_level, shoal_status_t (*check_settings)(char *, size_t),
-                                  char *err, size_t errlen);
+shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t errlen);
 /* For a PE that leaves the start-up failure to the reporter: waits (some
  * seconds at most) for the reporter's abort to end the job. */
 void shoal_runtime_await_end(void);
