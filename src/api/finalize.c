@@ -12,10 +12,13 @@
  * a barrier or a wait that needs it, and then nobody would ever arrive. So
  * it watches the PEs that have not arrived: each publishes how many of its
  * waits went to sleep and how many sleeps it took (sync/backoff.h). When
- * every one of them stays inside one sleeping wait for STUCK_SAMPLES
- * seconds, none can move again, and the job ends with one line naming this
- * PE and them. A peer that computes (its counts stand still) or goes from
+ * every one of them stays inside one sleeping wait for a while (see
+ * STUCK_SAMPLES), none can move again, and the job ends with one line
+ * naming this PE and them. A peer that computes (its counts stand still) or goes from
  * wait to wait is making progress, and is waited for as long as it takes.
+ *
+ * A PE that exits with a failure status is not finalized: the launcher
+ * reports it and ends the job, as for any failed PE.
  *
  * When the job finalizes, PE 0 knows how many PEs did it at exit and prints
  * the one warning line for the job. */
@@ -31,7 +34,12 @@
 #include "sync/word.h"
 
 #define AT_EXIT_UNIT (UINT64_C(1) << 32)
-#define STUCK_SAMPLES 3 /* one second apart */
+/* Samples of the peers, half a second apart, that must all find every
+ * running peer in the same sleeping wait. Any spacing is sound (a peer
+ * that computes or moves on never looks stuck); this one ends a stuck
+ * job within about 1.5 s. */
+#define STUCK_SAMPLES 3
+#define SAMPLE_EVERY_S 0.5
 
 enum { STATE_RUNNING, STATE_FINALIZE, STATE_AT_EXIT };
 
@@ -102,14 +110,14 @@ static __attribute__((noreturn)) void report_stuck(const struct peer_sample *s)
     shoal_runtime_abort(1, reason);
 }
 
-/* Called while an exiting PE waits: once a second, whether every PE that
- * has not arrived sits in the same sleeping wait as a second before. */
+/* Called while an exiting PE waits: every SAMPLE_EVERY_S, whether every PE
+ * that has not arrived sits in the same sleeping wait as at the last sample. */
 static void watch_peers(struct watch *w)
 {
     const int n = shoal_rt.n_pes, me = shoal_rt.my_pe;
     double t = now_s();
     if (t < w->next_at) return;
-    w->next_at = t + 1.0;
+    w->next_at = t + SAMPLE_EVERY_S;
     struct peer_sample *cur = calloc((size_t)n, sizeof *cur);
     if (!cur) return;
     int running = 0, stuck = 0;
@@ -183,9 +191,12 @@ void shoal_finalize_run(int at_exit)
     shoal_runtime_finalize();
 }
 
-static void finalize_at_exit(void)
+/* A program that exits with a failure status keeps it: the launcher ends
+ * the job as for any failed PE. Only a successful exit is finalized. */
+static void finalize_at_exit(int status, void *unused)
 {
-    if (shoal_rt.initialized) shoal_finalize_run(1);
+    (void)unused;
+    if (status == 0 && shoal_rt.initialized) shoal_finalize_run(1);
 }
 
 void shoal_finalize_arm_exit(void)
@@ -194,6 +205,7 @@ void shoal_finalize_arm_exit(void)
     if (armed) return;
     armed = 1;
     /* Registered after the bootstrap's own exit check (boot_pmi.c), so it
-     * runs first: handlers run in reverse order. */
-    atexit(finalize_at_exit);
+     * runs first: handlers run in reverse order. on_exit (glibc) passes
+     * the exit status, which atexit does not. */
+    on_exit(finalize_at_exit, NULL);
 }

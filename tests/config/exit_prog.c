@@ -11,6 +11,8 @@
  *                        shmem_barrier_all: the job must end, naming it
  *   exit_prog coll_mid   the last PE returns while the others keep calling
  *                        a sum reduction: the job must end, naming it
+ *   exit_prog fail3      the last PE returns 3 (the others wait in a
+ *                        barrier): the status stands, the job ends with it
  *   exit_prog thread_first  a thread runs before shmem_init (as when MPI
  *                        starts first), so static data stays private: one
  *                        warning for the job; heap data still flows
@@ -104,7 +106,14 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: exit_prog all|late|mixed|exit_mid|coll_mid\n");
+    if (!strcmp(mode, "fail3")) {
+        if (me == n - 1) return 3;
+        shmem_barrier_all();
+        printf("FAIL PE %d: left a barrier PE %d never reached\n", me, n - 1);
+        shmem_finalize();
+        return 0;
+    }
+    fprintf(stderr, "usage: exit_prog all|late|mixed|exit_mid|coll_mid|fail3|thread_first\n");
     shmem_finalize();
     return 2;
 }

@@ -56,6 +56,12 @@ exit_mid | coll_mid)
         [ "$(grep -c . "$err")" = 1 ] || fail "stderr holds more than the one line"
         [ "$took" -le 20 ] || fail "the job took $took s to end"
     fi ;;
+fail3)
+    # A failure status is kept, not finalized away: the launcher names it.
+    [ $rc = 3 ] || fail "exit status $rc, expected 3"
+    once "^oshrun: PE $last \(pid [0-9]+\) exited with status 3"
+    grep -q "without calling shmem_finalize" "$err" && fail "a failed PE was finalized at exit"
+    [ "$took" -le 20 ] || fail "the job took $took s to end" ;;
 *) fail "unknown mode" ;;
 esac
 echo "ok ($mode, $np PEs, exit status $rc, $took s)"

@@ -22,7 +22,7 @@ exit3_*)
         -- "$prog" exit3 "$where" ;;
 exit0_*)
     exec "${run[@]}" --exit 1 \
-        --expect "^oshrun: PE 1 \(pid [0-9]+\) exited without calling shmem_finalize$stopping" \
+        --expect "^oshrun: PE 1: returned from main \(or called exit\) without calling shmem_finalize while PEs 0, 2-3 had not reached it and wait in Shoal calls that need this PE.*$stopping" \
         -- "$prog" exit0 "$where" ;;
 sigkill_*)
     exec "${run[@]}" --exit 137 --kill KILL --expect "$(killed SIGKILL 9)" -- "$prog" wait "$where" ;;
