@@ -181,13 +181,16 @@ static void meet(int at_exit)
     free(w.last);
 }
 
-void shoal_finalize_start(void) { shoal_backoff_naps = shoal_internal_local()->finalize.waits; }
+void shoal_finalize_start(void)
+{
+    __atomic_store_n(&shoal_backoff_naps, shoal_internal_local()->finalize.waits, __ATOMIC_RELAXED);
+}
 
 void shoal_finalize_run(int at_exit)
 {
     meet(at_exit);
     /* The heap holding the counters goes away below. */
-    shoal_backoff_naps = NULL;
+    __atomic_store_n(&shoal_backoff_naps, NULL, __ATOMIC_RELAXED);
     shoal_runtime_finalize();
 }
 

@@ -49,7 +49,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         sched_yield();
     } else {
         unsigned long k = n - shoal_backoff_spin - SHOAL_BACKOFF_YIELDS;
-        uint64_t *naps = shoal_backoff_naps;
+        uint64_t *naps = __atomic_load_n(&shoal_backoff_naps, __ATOMIC_RELAXED);
         if (naps) {
             if (k == 0) __atomic_fetch_add(&naps[0], 1, __ATOMIC_RELAXED);
             __atomic_fetch_add(&naps[1], 1, __ATOMIC_RELAXED);
