@@ -183,13 +183,15 @@ static int count_with(const unsigned char *all, int n, unsigned bit)
  * anywhere, returns SHOAL_ERR_INVAL with only the lowest PE that has one
  * left to report it (startup_reporter). */
 static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine, const char *unknown,
-                                   const char *static_why)
+                                   const char *static_why, char *why, size_t whylen)
 {
     const int n = rt->n_pes;
     /* Each PE's record is a tag and its problem bits: a record without the
      * tag is a broken exchange, never taken for problems. */
     uint64_t record = START_TAG | mine, *records = malloc((size_t)n * sizeof *records);
     unsigned char *all = malloc((size_t)n);
+    /* A broken exchange is said in the one start-up line (why). */
+    shoal_log_capture(why, whylen);
     shoal_status_t st = records && all ? rt->boot->ops->allgather(rt->boot, &record, sizeof record, records)
                                        : SHOAL_ERR_NOMEM;
     for (int pe = 0; st == SHOAL_OK && pe < n; pe++) {
@@ -201,6 +203,7 @@ static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine,
         all[pe] = (unsigned char)records[pe];
     }
     free(records);
+    shoal_log_capture(NULL, 0);
     if (st != SHOAL_OK) {
         free(all);
         return st;
@@ -244,15 +247,29 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
         problems |= START_STATIC_PRIVATE;
         rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
     }
+    /* The bootstrap's own reason becomes the one start-up line, instead of
+     * a line of its own before a vaguer one. */
+    char boot_why[384] = "";
+    shoal_log_capture(boot_why, sizeof boot_why);
     st = shoal_boot_open(&rt->boot);
+    shoal_log_capture(NULL, 0);
     if (st != SHOAL_OK && setting != SHOAL_OK) return setting; /* the setting is the news */
+    if (st != SHOAL_OK && boot_why[0]) {
+        snprintf(err, errlen, "%s", boot_why);
+        return st;
+    }
     if (st != SHOAL_OK) return fail(st, err, errlen, "cannot reach the %s: %s", "launcher");
+    if (boot_why[0]) shoal_warn("boot", "%s", boot_why); /* a warning of a start that worked */
     rt->my_pe = rt->boot->rank;
     rt->n_pes = rt->boot->size;
     shoal_log_set_pe(rt->my_pe);
-    st = report_start(rt, problems, unknown, static_why);
+    st = report_start(rt, problems, unknown, static_why, boot_why, sizeof boot_why);
     if (st == SHOAL_ERR_INVAL) {
         if (setting == SHOAL_OK) snprintf(err, errlen, "another PE's setting is not valid");
+        return st;
+    }
+    if (st != SHOAL_OK && boot_why[0]) {
+        snprintf(err, errlen, "the start-up exchange failed: %s", boot_why);
         return st;
     }
     if (st != SHOAL_OK) return fail(st, err, errlen, "the start-up %s failed: %s", "exchange");
@@ -329,7 +346,12 @@ void shoal_runtime_abort(int status, const char *reason)
     if (shoal_rt.boot) shoal_rt.boot->ops->abort(shoal_rt.boot, status, reason);
     /* No bootstrap yet (or any more): say it here and leave. Under oshrun the
      * rank is known from the environment even before shmem_init. */
-    const char *rank = getenv("SHOAL_RANK");
+    /* Else the rank a launcher gave; a program no launcher started is PE 0
+     * of a job of one. */
+    static const char *const rank_vars[] = {"SHOAL_RANK", "PMI_RANK", "PMI_ID", "PMIX_RANK",
+                                            "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+    const char *rank = NULL;
+    for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof rank_vars[0]; i++) rank = getenv(rank_vars[i]);
     if (shoal_rt.my_pe >= 0)
         fprintf(stderr, "shoal: PE %d: %s\n", shoal_rt.my_pe, reason ? reason : "");
     else

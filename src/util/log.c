@@ -28,8 +28,13 @@ void shoal_log_vwrite(int level, const char *subsys, const char *fmt, va_list ap
 {
     char line[1024];
     int n;
-    if (capture_buf) {
-        vsnprintf(capture_buf, capture_len, fmt, ap);
+    if (capture_buf) { /* several lines become one, joined by "; " */
+        size_t used = strlen(capture_buf);
+        if (used && used + 2 < capture_len) {
+            memcpy(capture_buf + used, "; ", 3);
+            used += 2;
+        }
+        if (used + 1 < capture_len) vsnprintf(capture_buf + used, capture_len - used, fmt, ap);
         return;
     }
     if (level < 0) level = 0;

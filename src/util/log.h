@@ -13,9 +13,9 @@ extern int shoal_log_level;
 void shoal_log_set_pe(int pe);
 int shoal_log_pe(void);
 
-/* While a buffer is set, lines are kept there (the latest replaces the
- * one before) instead of written, so start-up can report a problem once
- * for the job rather than once per PE. NULL writes to stderr again. */
+/* While a buffer is set, lines are kept there (joined by "; ") instead of
+ * written, so start-up can report a problem once for the job, in one line,
+ * rather than once per PE. NULL writes to stderr again. */
 void shoal_log_capture(char *buf, unsigned long len);
 
 void shoal_log_write(int level, const char *subsys, const char *fmt, ...)

@@ -103,6 +103,10 @@ def judge(case, child, expected, timeout=20):
     if len(hits) != 1:
         print("fake_pmi: FAIL: %d lines hold '%s', want exactly 1" % (len(hits), expected))
         return 1
+    ours = [line for line in err.splitlines() if line.startswith("shoal:")]
+    if len(ours) != 1:
+        print("fake_pmi: FAIL: %d lines from Shoal, want exactly 1" % len(ours))
+        return 1
     if out:
         print("fake_pmi: FAIL: the program wrote to stdout (ran as a job?): %r" % out[:200])
         return 1
