@@ -145,9 +145,12 @@ ls -A /dev/shm | sort >"$work/shm.after"
 # Open MPI (benchmark comparisons) may run meanwhile; its objects are not ours.
 new=$(comm -13 "$work/shm.before" "$work/shm.after" | grep -Ev '^(vader_segment|sm_segment|ompi|sem\.mp-|psm2|ucx)')
 [ -z "$new" ] || fail "new entries in /dev/shm: $new"
-# Other tests may run meanwhile: only names of ours count in /tmp.
+# Other tests may run meanwhile: only names of ours count in /tmp, not
+# the work folders test scripts make with mktemp (shoal-NAME.XXXXXX;
+# Shoal itself makes nothing in /tmp, and this job's TMPDIR is its own).
 ls -A /tmp | sort >"$work/tmp.after"
-new=$(comm -13 "$work/tmp.before" "$work/tmp.after" | grep -E "$tag|^shoal|^oshrun|memfd" | grep -v '^shoal-fault-run\.\|^shoal-launcher\.')
+new=$(comm -13 "$work/tmp.before" "$work/tmp.after" | grep -E "$tag|^shoal|^oshrun|memfd" |
+    grep -Ev '^shoal-[a-z-]+\.[A-Za-z0-9]{6,}$')
 [ -z "$new" ] || fail "new entries in /tmp: $new"
 orphan_memfd_holders >"$work/memfd.after"
 new=$(comm -13 "$work/memfd.before" "$work/memfd.after")
