@@ -69,30 +69,35 @@ def finalize():
     _core.finalize()
 
 
-def empty(shape, dtype=_np.float64):
-    """A numpy array on the symmetric heap, not cleared. Collective: every PE
-    calls it with the same shape and dtype, in the same order."""
+def _heap_array(shape, dtype, zero):
     dtype = _np.dtype(dtype)
     shape = (shape,) if _np.isscalar(shape) else tuple(shape)
     count = int(_np.prod(shape, dtype=_np.int64)) if shape else 1
     if count < 0 or any(int(d) < 0 for d in shape):
         raise SizeError("shoal.empty: negative dimension in shape %r" % (shape,))
-    block = _core.alloc(count * dtype.itemsize)
+    block = _core.alloc(count * dtype.itemsize, zero)
     return _np.frombuffer(block, dtype=dtype, count=count).reshape(shape)
 
 
+def empty(shape, dtype=_np.float64):
+    """A numpy array on the symmetric heap, not cleared. Collective: every PE
+    calls it with the same shape and dtype, in the same order."""
+    return _heap_array(shape, dtype, False)
+
+
 def zeros(shape, dtype=_np.float64):
-    """A numpy array on the symmetric heap, all zeros. Collective."""
-    a = empty(shape, dtype)
-    a[...] = 0
-    return a
+    """A numpy array on the symmetric heap, all zeros on every PE before any
+    PE returns (shmem_calloc). Collective."""
+    return _heap_array(shape, dtype, True)
 
 
 def array(data, dtype=None):
-    """A copy of data on the symmetric heap. Collective (same shape on every PE)."""
+    """A copy of data on the symmetric heap. Collective (same shape on every
+    PE); ends with a barrier, so every PE's copy is filled on return."""
     src = _np.asarray(data, dtype=dtype)
     a = empty(src.shape, src.dtype)
     a[...] = src
+    barrier_all()  # no PE reads or writes a peer's copy before it is filled
     return a
 
 

@@ -92,12 +92,14 @@ static PyObject *py_n_pes(PyObject *self, PyObject *args)
     return PyLong_FromLong(shmem_n_pes());
 }
 
-/* alloc(nbytes) -> HeapBlock. Collective, like shmem_malloc. */
+/* alloc(nbytes, zero) -> HeapBlock. Collective, like shmem_malloc; with
+ * zero, shmem_calloc, so no PE can reach the block before it is cleared. */
 static PyObject *py_alloc(PyObject *self, PyObject *args)
 {
     (void)self;
     Py_ssize_t nbytes;
-    if (!PyArg_ParseTuple(args, "n", &nbytes)) return NULL;
+    int zero = 0;
+    if (!PyArg_ParseTuple(args, "n|p", &nbytes, &zero)) return NULL;
     if (py_check_ready("shoal.empty") != 0) return NULL;
     if (nbytes < 0) {
         PyErr_Format(py_err_size, "shoal.empty: size %zd is negative", nbytes);
@@ -109,7 +111,7 @@ static PyObject *py_alloc(PyObject *self, PyObject *args)
     /* A zero-byte array still needs an address of its own on the heap. */
     size_t want = nbytes > 0 ? (size_t)nbytes : 1;
     Py_BEGIN_ALLOW_THREADS
-    addr = shmem_malloc(want);
+    addr = zero ? shmem_calloc(1, want) : shmem_malloc(want);
     Py_END_ALLOW_THREADS
     if (addr == NULL) {
         b->addr = NULL;
@@ -197,7 +199,7 @@ static PyMethodDef module_methods[] = {
     {"initialized", py_initialized_get, METH_NOARGS, "True between init and finalize"},
     {"my_pe", py_my_pe, METH_NOARGS, "shmem_my_pe"},
     {"n_pes", py_n_pes, METH_NOARGS, "shmem_n_pes"},
-    {"alloc", py_alloc, METH_VARARGS, "alloc(nbytes) -> HeapBlock (collective)"},
+    {"alloc", py_alloc, METH_VARARGS, "alloc(nbytes, zero=False) -> HeapBlock (collective)"},
     {"release", py_release_block, METH_O, "release(block) (collective)"},
     {"ptr", py_ptr, METH_VARARGS, "ptr(array, pe) -> address or None (shmem_ptr)"},
     {"info", py_info, METH_NOARGS, "(major, minor, vendor name)"},
