@@ -105,7 +105,7 @@ ext_modules = [core]
 cmdclass = {"build_py": build_py_bundle}
 entry_points = {}
 if BUNDLE:
-    entry_points["console_scripts"] = ["oshrun = shoal._launch:oshrun", "shmem-config = shoal._launch:shmem_config"]
+    entry_points["console_scripts"] = ["oshrun = _shoal_launch:oshrun", "shmem-config = _shoal_launch:shmem_config"]
 
 # --- PyTorch hook (h-pytorch owns these lines): shoal._torch is built from
 # csrc/torch/*.cpp only where torch.utils.cpp_extension imports. ---
@@ -131,6 +131,7 @@ setup(
     version="0.1.0",
     description="OpenSHMEM for Python on Shoal: numpy arrays on the symmetric heap",
     packages=[p for p in ("shoal", "shoal.torch") if os.path.isdir(os.path.join(HERE, p.replace(".", "/")))],
+    py_modules=["_shoal_launch"] if BUNDLE else [],
     ext_modules=ext_modules,
     cmdclass=cmdclass,
     entry_points=entry_points,

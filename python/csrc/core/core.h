@@ -50,5 +50,6 @@ extern PyMethodDef py_rma_methods[];
 extern PyMethodDef py_amo_methods[];
 extern PyMethodDef py_coll_methods[];
 extern PyMethodDef py_team_methods[];
+extern PyMethodDef py_bench_methods[];
 
 #endif

@@ -236,7 +236,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (PyModule_AddObject(m, "HeapBlock", (PyObject *)&heap_block_type) != 0 ||
         add_methods(m, module_methods) != 0 || add_methods(m, py_rma_methods) != 0 ||
         add_methods(m, py_amo_methods) != 0 || add_methods(m, py_coll_methods) != 0 ||
-        add_methods(m, py_team_methods) != 0) {
+        add_methods(m, py_team_methods) != 0 || add_methods(m, py_bench_methods) != 0) {
         Py_DECREF(m);
         return NULL;
     }
