@@ -177,9 +177,11 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     }
 
     /* Before the bootstrap, which may start threads (PMIx's progress
-     * thread): remapping static data needs a single-threaded process. */
-    st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
-    if (st != SHOAL_OK) {
+     * thread): remapping static data needs a single-threaded process.
+     * SHMEM_SYMMETRIC_STATIC=0 (set by the Python package) skips it. */
+    if (!rt->config.symmetric_static) {
+        rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
+    } else if ((st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA])) != SHOAL_OK) {
         /* Without it globals are not remotely accessible; heap objects still are. */
         shoal_warn("heap", "static data could not be made symmetric (%s); only heap objects are remotely accessible",
                    shoal_status_str(st));
