@@ -2,6 +2,8 @@
  * and the module itself. */
 #include "core.h"
 
+#include <stdlib.h>
+
 /* A block of the symmetric heap. numpy arrays view it through the buffer
  * protocol, so an array keeps its block object alive; the memory itself is
  * returned only by shoal.free (a collective, like shmem_free). */
@@ -52,9 +54,16 @@ static PyObject *py_init(PyObject *self, PyObject *args)
         return NULL;
     }
     if (py_initialized == 0) {
+        /* A Python program's globals are the interpreter's: none is ever
+         * symmetric, so Shoal need not remap the data segment (which fails
+         * once numpy, torch or MPI have started threads). Only for this
+         * process: children started later do not inherit the setting. */
+        int set_here = getenv("SHMEM_SYMMETRIC_STATIC") == NULL;
+        if (set_here) setenv("SHMEM_SYMMETRIC_STATIC", "0", 0);
         Py_BEGIN_ALLOW_THREADS
         shmem_init();
         Py_END_ALLOW_THREADS
+        if (set_here) unsetenv("SHMEM_SYMMETRIC_STATIC");
         py_initialized = 1;
     }
     Py_RETURN_NONE;
