@@ -109,6 +109,7 @@ check "python: examples/halo_numpy.py" sh python/tests/run.sh example build-test
 for n in 2 4; do
     check "python: mpi4py under mpirun at $n PEs" sh python/tests/run.sh mpi4py build-test $n
 done
+check "python: mpi4py under mpirun, shoal.init first" sh python/tests/run.sh mpi4py build-test 2 --shoal-first
 check "python: self-contained wheel" sh python/tests/run.sh wheel build-test
 
 if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then

@@ -1,12 +1,16 @@
 """mpi4py and shoal in one program, under Open MPI's mpirun (PMIx):
-ranks are PEs, and MPI and SHMEM calls on heap arrays agree.
-    mpirun -n 2 python3 python/tests/mpi_mix.py"""
+ranks are PEs, and MPI and SHMEM calls on heap arrays agree. MPI starts
+first (at the import of mpi4py.MPI), or with --shoal-first after shoal.
+    mpirun -n 2 python3 python/tests/mpi_mix.py [--shoal-first]"""
 import sys
 
 import numpy as np
-from mpi4py import MPI
 
 import shoal
+
+if "--shoal-first" in sys.argv:
+    shoal.init()
+from mpi4py import MPI  # noqa: E402 (the order is what this tests)
 
 shoal.init()
 comm = MPI.COMM_WORLD
@@ -40,5 +44,5 @@ for a in (ring, dst, src):
     shoal.free(a)
 shoal.finalize()
 if me == 0:
-    print("mpi4py + shoal ok on %d PEs" % n)
+    print("mpi4py + shoal ok on %d PEs%s" % (n, " (shoal first)" if "--shoal-first" in sys.argv else ""))
 sys.stdout.flush()

@@ -7,7 +7,7 @@
 #   pytest N     the pytest suites under oshrun -n N
 #   exit         implicit finalize at exit; an exception on one PE ends the job
 #   example      python/examples/halo_numpy.py at 4 PEs
-#   mpi4py N     python/tests/mpi_mix.py under Open MPI's mpirun -n N
+#   mpi4py N [--shoal-first]  python/tests/mpi_mix.py under Open MPI's mpirun -n N
 #   wheel        SHOAL_BUNDLE=1 pip wheel, installed in a fresh venv with the
 #                prefix moved away and PATH/LD_LIBRARY_PATH clear of Shoal:
 #                shmem-config --version, oshrun -n 2 python3 -c 'import shoal'
@@ -68,7 +68,7 @@ mpi4py)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     mpirun=$(command -v mpirun.openmpi || command -v mpirun)
     timeout 120 "$mpirun" --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo \
-        --mca btl_vader_single_copy_mechanism none -n "${3:?mpi4py N}" "$py" "$src/python/tests/mpi_mix.py" |
+        --mca btl_vader_single_copy_mechanism none -n "${3:?mpi4py N}" "$py" "$src/python/tests/mpi_mix.py" ${4:-} |
         grep "mpi4py + shoal ok on $3 PEs"
     ;;
 wheel)
