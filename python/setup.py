@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 
+import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
@@ -74,7 +75,7 @@ else:
 core = Extension(
     "shoal._core",
     sources=sorted(glob.glob(os.path.join("csrc", "core", "*.c"))),
-    include_dirs=inc,
+    include_dirs=inc + [numpy.get_include()],
     library_dirs=libdirs,
     libraries=libs or ["shoal"],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers"] + other,

@@ -71,10 +71,65 @@ void py_release(struct py_arg *arg)
     arg->held = 0;
 }
 
+static enum py_dtype dtype_of_descr(const PyArray_Descr *d)
+{
+    if (!PyArray_ISNBO(d->byteorder)) return DT_OTHER;
+    switch (d->kind) {
+    case 'i':
+        return d->elsize == 1 ? DT_INT8 : d->elsize == 2 ? DT_INT16 : d->elsize == 4 ? DT_INT32
+             : d->elsize == 8 ? DT_INT64 : DT_OTHER;
+    case 'u':
+        return d->elsize == 1 ? DT_UINT8 : d->elsize == 2 ? DT_UINT16 : d->elsize == 4 ? DT_UINT32
+             : d->elsize == 8 ? DT_UINT64 : DT_OTHER;
+    case 'f': return d->elsize == 4 ? DT_FLOAT32 : d->elsize == 8 ? DT_FLOAT64 : DT_OTHER;
+    default: return DT_OTHER;
+    }
+}
+
+static int check_symmetric(const char *call, const char *what, struct py_arg *out)
+{
+    const char *base = out->view.buf;
+    int me = shmem_my_pe();
+    size_t len = (size_t)out->view.len;
+    if (shmem_addr_accessible(base, me) && (len == 0 || shmem_addr_accessible(base + len - 1, me))) return 0;
+    PyErr_Format(py_err_symmetric,
+                 "%s: %s (%zu bytes at %p) is not on the symmetric heap; allocate it with shoal.zeros/shoal.empty",
+                 call, what, len, (const void *)base);
+    py_release(out);
+    return -1;
+}
+
+static int not_contiguous(const char *call, const char *what, struct py_arg *out)
+{
+    PyErr_Format(py_err_contiguous,
+                 "%s: %s is not contiguous (strides do not follow its shape); pass a contiguous array, "
+                 "e.g. numpy.ascontiguousarray(a) for a source",
+                 call, what);
+    py_release(out);
+    return -1;
+}
+
 int py_get_array(const char *call, const char *what, PyObject *obj, int writable, int symmetric,
                  struct py_arg *out)
 {
     out->held = 0;
+    out->descr = NULL;
+    if (PyArray_Check(obj)) {
+        /* The fast path: the array's fields, no buffer export. */
+        PyArrayObject *a = (PyArrayObject *)obj;
+        if (writable && !PyArray_ISWRITEABLE(a)) {
+            PyErr_Format(py_err_base, "%s: %s is read-only", call, what);
+            return -1;
+        }
+        out->descr = PyArray_DESCR(a);
+        out->view.buf = PyArray_DATA(a);
+        out->view.itemsize = PyArray_ITEMSIZE(a);
+        out->view.len = PyArray_NBYTES(a);
+        out->view.format = NULL;
+        out->dtype = dtype_of_descr(out->descr);
+        if (!PyArray_IS_C_CONTIGUOUS(a)) return not_contiguous(call, what, out);
+        return symmetric ? check_symmetric(call, what, out) : 0;
+    }
     if (!PyObject_CheckBuffer(obj)) {
         PyErr_Format(py_err_dtype, "%s: %s must be an array (numpy or another buffer), not %.80s", call, what,
                      Py_TYPE(obj)->tp_name);
@@ -88,29 +143,9 @@ int py_get_array(const char *call, const char *what, PyObject *obj, int writable
         return -1;
     }
     out->held = 1;
-    if (!PyBuffer_IsContiguous(&out->view, 'C')) {
-        PyErr_Format(py_err_contiguous,
-                     "%s: %s is not contiguous (strides do not follow its shape); pass a contiguous array, "
-                     "e.g. numpy.ascontiguousarray(a) for a source",
-                     call, what);
-        py_release(out);
-        return -1;
-    }
+    if (!PyBuffer_IsContiguous(&out->view, 'C')) return not_contiguous(call, what, out);
     out->dtype = dtype_of(out->view.format, out->view.itemsize);
-    if (symmetric) {
-        const char *base = out->view.buf;
-        int me = shmem_my_pe();
-        size_t len = (size_t)out->view.len;
-        if (!shmem_addr_accessible(base, me) || (len > 0 && !shmem_addr_accessible(base + len - 1, me))) {
-            PyErr_Format(py_err_symmetric,
-                         "%s: %s (%zu bytes at %p) is not on the symmetric heap; allocate it with "
-                         "shoal.zeros/shoal.empty",
-                         call, what, len, (const void *)base);
-            py_release(out);
-            return -1;
-        }
-    }
-    return 0;
+    return symmetric ? check_symmetric(call, what, out) : 0;
 }
 
 int py_check_pe(const char *call, long pe, int n_pes)
@@ -120,13 +155,32 @@ int py_check_pe(const char *call, long pe, int n_pes)
     return -1;
 }
 
+/* The struct-module format of an argument: the buffer's, or a numpy
+ * dtype's one-letter code (with '<'/'>' when not in native order). */
+static const char *format_of(const struct py_arg *a, char buf[3])
+{
+    if (a->descr == NULL) return a->view.format ? a->view.format : "B";
+    int native = PyArray_ISNBO(a->descr->byteorder);
+    buf[0] = native ? a->descr->type : (PY_LITTLE_ENDIAN ? '>' : '<');
+    buf[1] = native ? '\0' : a->descr->type;
+    buf[2] = '\0';
+    return buf;
+}
+
 int py_check_same(const char *call, const struct py_arg *a, const struct py_arg *b)
 {
-    const char *fa = native_format(a->view.format), *fb = native_format(b->view.format);
-    if (fa == NULL || fb == NULL || strcmp(fa, fb) != 0 || a->view.itemsize != b->view.itemsize) {
-        PyErr_Format(py_err_dtype, "%s: element types differ (%s, itemsize %zd against %s, itemsize %zd)", call,
-                     a->view.format ? a->view.format : "B", a->view.itemsize, b->view.format ? b->view.format : "B",
-                     b->view.itemsize);
+    int same;
+    char fa_buf[3], fb_buf[3];
+    const char *fa = format_of(a, fa_buf), *fb = format_of(b, fb_buf);
+    if (a->descr && b->descr) {
+        same = a->descr == b->descr || PyArray_EquivTypes(a->descr, b->descr);
+    } else {
+        const char *na = native_format(fa), *nb = native_format(fb);
+        same = na != NULL && nb != NULL && strcmp(na, nb) == 0 && a->view.itemsize == b->view.itemsize;
+    }
+    if (!same) {
+        PyErr_Format(py_err_dtype, "%s: element types differ (%s, itemsize %zd against %s, itemsize %zd)", call, fa,
+                     a->view.itemsize, fb, b->view.itemsize);
         return -1;
     }
     if (a->view.len != b->view.len) {

@@ -7,6 +7,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <shmem.h>
+
+/* numpy's C API, for the fast path on ndarrays (no buffer export). */
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL shoal_core_ARRAY_API
+#ifndef SHOAL_CORE_IMPORTS_NUMPY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
 #include <stdint.h>
 
 /* Element types the typed calls (atomics, waits, reductions) take. */
@@ -25,11 +33,14 @@ enum py_dtype {
 extern PyObject *py_err_base, *py_err_pe, *py_err_symmetric, *py_err_contiguous, *py_err_dtype,
     *py_err_size, *py_err_state, *py_err_index;
 
-/* A checked buffer: the exporter's view, its element type and size. */
+/* A checked array: buf, len, itemsize (and format, for other buffers) in
+ * view; descr for a numpy array, which is read directly (held 0) rather
+ * than exported (held 1: view must be released). */
 struct py_arg {
     Py_buffer view;
     int held;
     enum py_dtype dtype;
+    PyArray_Descr *descr;
 };
 
 int py_check_ready(const char *call);

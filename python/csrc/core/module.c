@@ -1,5 +1,6 @@
 /* shoal._core: start-up, the symmetric heap blocks that numpy arrays view,
  * and the module itself. */
+#define SHOAL_CORE_IMPORTS_NUMPY
 #include "core.h"
 
 #include <stdlib.h>
@@ -234,6 +235,7 @@ static int add_methods(PyObject *m, PyMethodDef *defs)
 
 PyMODINIT_FUNC PyInit__core(void)
 {
+    import_array();
     if (PyType_Ready(&heap_block_type) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;
