@@ -190,3 +190,28 @@ def test_info_and_teams_exist():
     assert (major, minor) == (1, 6) and name.startswith("Shoal")
     assert shoal.TEAM_WORLD.n_pes() == shoal.n_pes()
     assert shoal.TEAM_WORLD.my_pe() == shoal.my_pe()
+
+
+def test_other_buffers(me, npes):
+    """bytearray, array.array and memoryview go through the buffer protocol."""
+    import array
+
+    heap = shoal.zeros(16, np.uint8)
+    shoal.put(heap, bytearray(range(16)), ring(me, npes))
+    shoal.barrier_all()
+    assert heap.tolist() == list(range(16))
+    back = bytearray(16)
+    shoal.get(back, memoryview(heap), ring(me, npes))
+    assert list(back) == list(range(16))
+    wide = shoal.zeros(2, np.int64)
+    shoal.put(memoryview(wide), array.array("q", [me, -me]), me)  # 'q' against numpy's 'l': both int64
+    assert wide.tolist() == [me, -me]
+    with pytest.raises(shoal.DTypeError):
+        shoal.put(wide, array.array("d", [1.0, 2.0]), me)
+    with pytest.raises(shoal.NotSymmetricError):
+        shoal.put(bytearray(16), heap, me)
+    with pytest.raises(shoal.InvalidArgument, match="read-only"):
+        shoal.get(bytes(16), heap, me)
+    shoal.barrier_all()
+    shoal.free(wide)
+    shoal.free(heap)

@@ -174,6 +174,8 @@ int py_check_same(const char *call, const struct py_arg *a, const struct py_arg 
     const char *fa = format_of(a, fa_buf), *fb = format_of(b, fb_buf);
     if (a->descr && b->descr) {
         same = a->descr == b->descr || PyArray_EquivTypes(a->descr, b->descr);
+    } else if (a->dtype != DT_OTHER || b->dtype != DT_OTHER) {
+        same = a->dtype == b->dtype; /* 'l' and 'q' are both int64 here */
     } else {
         const char *na = native_format(fa), *nb = native_format(fb);
         same = na != NULL && nb != NULL && strcmp(na, nb) == 0 && a->view.itemsize == b->view.itemsize;
