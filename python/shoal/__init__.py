@@ -153,6 +153,8 @@ def fcollect(dest, source, team=None):
 def collect(dest, source, team=None):
     """Like fcollect with sizes that may differ by PE; returns the number of
     elements gathered. dest must hold the total on every PE."""
+    if _collect_sizes is None or not _core.initialized():
+        raise StateError("shoal.collect: Shoal is not initialized (call shoal.init() first)")
     sizes_src, sizes = _collect_sizes
     members = _core.team_n_pes(team)
     if not isinstance(dest, _np.ndarray) or not isinstance(source, _np.ndarray):
@@ -179,39 +181,21 @@ def reduce(dest, source, op="sum", team=None):
     _core.reduce(team, dest, source, op)
 
 
-def sum_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "sum")
+def _reducer(op, doc):
+    def call(dest, source, team=None):
+        _core.reduce(team, dest, source, op)
+
+    call.__name__ = call.__qualname__ = op + "_reduce" if op not in ("inscan", "exscan") else op
+    call.__doc__ = doc
+    return call
 
 
-def prod_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "prod")
-
-
-def min_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "min")
-
-
-def max_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "max")
-
-
-def and_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "and")
-
-
-def or_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "or")
-
-
-def xor_reduce(dest, source, team=None):
-    _core.reduce(team, dest, source, "xor")
-
-
-def inscan(dest, source, team=None):
-    """Inclusive sum scan: member k gets the sum of members 0..k."""
-    _core.reduce(team, dest, source, "inscan")
-
-
-def exscan(dest, source, team=None):
-    """Exclusive sum scan: member k gets the sum of members 0..k-1 (member 0: zeros)."""
-    _core.reduce(team, dest, source, "exscan")
+sum_reduce = _reducer("sum", "dest = the element-wise sum of source over the team.")
+prod_reduce = _reducer("prod", "dest = the element-wise product of source over the team.")
+min_reduce = _reducer("min", "dest = the element-wise minimum of source over the team.")
+max_reduce = _reducer("max", "dest = the element-wise maximum of source over the team.")
+and_reduce = _reducer("and", "dest = the element-wise bitwise and of source over the team (integers).")
+or_reduce = _reducer("or", "dest = the element-wise bitwise or of source over the team (integers).")
+xor_reduce = _reducer("xor", "dest = the element-wise bitwise xor of source over the team (integers).")
+inscan = _reducer("inscan", "Inclusive sum scan: member k gets the sum of members 0..k.")
+exscan = _reducer("exscan", "Exclusive sum scan: member k gets the sum of members 0..k-1 (member 0: zeros).")

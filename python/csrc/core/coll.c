@@ -74,6 +74,15 @@ static int coll_args(const char *call, PyObject *team_obj, PyObject *dest_obj, P
     return 0;
 }
 
+/* (team, dest, source): the argument list of gather and alltoall. */
+static int coll_args3(const char *call, PyObject *args, shmem_team_t *team, int *n_pes, struct py_arg *dest,
+                      struct py_arg *source)
+{
+    PyObject *t, *d, *s;
+    if (!PyArg_ParseTuple(args, "OOO", &t, &d, &s)) return -1;
+    return coll_args(call, t, d, s, team, n_pes, dest, source);
+}
+
 static int same_type(const char *call, const struct py_arg *dest, const struct py_arg *source)
 {
     /* The sizes may differ (collect, fcollect): compare types on one element. */
@@ -118,12 +127,10 @@ static PyObject *py_broadcast(PyObject *self, PyObject *args)
 static PyObject *gather(int fixed, PyObject *args)
 {
     const char *call = fixed ? "shoal.fcollect" : "shoal.collect";
-    PyObject *t, *d, *s;
-    if (!PyArg_ParseTuple(args, "OOO", &t, &d, &s)) return NULL;
     shmem_team_t team;
     int n_pes;
     struct py_arg dest, source;
-    if (coll_args(call, t, d, s, &team, &n_pes, &dest, &source) != 0) return NULL;
+    if (coll_args3(call, args, &team, &n_pes, &dest, &source) != 0) return NULL;
     if (same_type(call, &dest, &source) != 0) return py_release(&dest), py_release(&source), NULL;
     if (fixed && dest.view.len != source.view.len * n_pes) {
         PyErr_Format(py_err_size, "%s: dest has %zd bytes, not %d PEs x %zd bytes of source", call, dest.view.len,
@@ -156,12 +163,10 @@ static PyObject *py_alltoall(PyObject *self, PyObject *args)
 {
     (void)self;
     const char *call = "shoal.alltoall";
-    PyObject *t, *d, *s;
-    if (!PyArg_ParseTuple(args, "OOO", &t, &d, &s)) return NULL;
     shmem_team_t team;
     int n_pes;
     struct py_arg dest, source;
-    if (coll_args(call, t, d, s, &team, &n_pes, &dest, &source) != 0) return NULL;
+    if (coll_args3(call, args, &team, &n_pes, &dest, &source) != 0) return NULL;
     if (py_check_same(call, &dest, &source) != 0) return py_release(&dest), py_release(&source), NULL;
     Py_ssize_t elems = source.view.len / (source.view.itemsize > 0 ? source.view.itemsize : 1);
     if (elems % n_pes != 0) {
