@@ -121,10 +121,10 @@ if torch_sources:
             "shoal._torch", torch_sources, include_dirs=inc, library_dirs=libdirs, libraries=libs or ["shoal"],
             extra_link_args=rpath_args))
 
-        class build_ext_torch(BuildExtension):
-            pass
-
-        cmdclass["build_ext"] = build_ext_torch
+        # Without ninja, BuildExtension compiles .c files with the C
+        # compiler and keeps _core's -std=c11 (its ninja path uses c++ for
+        # every file). Checked with a one-function csrc/torch/*.cpp.
+        cmdclass["build_ext"] = BuildExtension.with_options(use_ninja=False)
 # --- end of the PyTorch hook ---
 
 setup(
