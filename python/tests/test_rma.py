@@ -215,3 +215,28 @@ def test_other_buffers(me, npes):
     shoal.barrier_all()
     shoal.free(wide)
     shoal.free(heap)
+
+
+def test_gil_released_in_waits(me):
+    """A Python thread runs while the main thread waits inside Shoal: it is
+    the one that sets the flag and the signal (by plain local stores)."""
+    import threading
+    import time
+
+    flag = shoal.zeros(1, np.int64)
+    sig = shoal.zeros(1, np.uint64)
+
+    def setter():
+        time.sleep(0.05)
+        flag[0] = 1
+        time.sleep(0.05)
+        sig[0] = 9
+
+    t = threading.Thread(target=setter)
+    t.start()
+    shoal.wait_until(flag, shoal.CMP_EQ, 1)  # holding the GIL here would hang the job
+    assert shoal.signal_wait_until(sig, shoal.CMP_EQ, 9) == 9
+    t.join()
+    shoal.barrier_all()
+    shoal.free(sig)
+    shoal.free(flag)
