@@ -5,7 +5,8 @@
 #                (--system-site-packages: Debian's numpy, pytest, mpi4py)
 #                and pip-installs ./python into it with set_env.sh sourced
 #   pytest N     the pytest suites under oshrun -n N
-#   exit         implicit finalize at exit; an exception on one PE ends the job
+#   exit         implicit finalize at exit (PE 1), calls after finalize raise
+#                StateError (PE 0); a PE that exits 3 ends the job
 #   example      python/examples/halo_numpy.py at 4 PEs
 #   mpi4py N [--shoal-first]  python/tests/mpi_mix.py under Open MPI's mpirun -n N
 #   wheel        SHOAL_BUNDLE=1 pip wheel, installed in a fresh venv with the
@@ -47,7 +48,17 @@ shoal.init()
 a = shoal.zeros(2, np.int64)
 shoal.put(a, np.array([7, shoal.my_pe()]), (shoal.my_pe() + 1) % 2)
 shoal.barrier_all()
-print("exit ok" if a[1] == (shoal.my_pe() + 1) % 2 and a[0] == 7 else "exit WRONG")')
+ok = a[1] == (shoal.my_pe() + 1) % 2 and a[0] == 7
+if shoal.my_pe() == 0:
+    # After an explicit finalize every call raises instead of ending the job.
+    shoal.finalize()
+    for call in (lambda: shoal.put(a, a, 0), lambda: shoal.my_pe(), shoal.init, shoal.barrier_all):
+        try:
+            call()
+            ok = False
+        except shoal.StateError:
+            pass
+print("exit ok" if ok else "exit WRONG")')
     [ "$(echo "$out" | grep -c '^exit ok$')" = 2 ] || { echo "$out"; echo "run.sh: implicit finalize run failed"; exit 1; }
     # A Python exception on PE 1 ends the job (non-zero), without a hang.
     if oshrun -n 2 --timeout 60 "$py" -c '
@@ -84,6 +95,8 @@ wheel)
     $clean "$work/wheelvenv/bin/python" -m pip install -q --no-deps "$whl"
     ! $clean sh -c 'command -v oshrun' | grep -qv "$work/wheelvenv/bin" || { echo "run.sh: oshrun not from the wheel"; exit 1; }
     $clean shmem-config --version | grep -q "^Shoal "
+    # Its self-test runs the bundled shoal-selftest under the bundled oshrun.
+    $clean shmem-config --check 2>&1 | grep -q "all 5 tests passed" || { echo "run.sh: shmem-config --check failed"; exit 1; }
     out=$(cd /tmp && $clean oshrun -n 2 --timeout 60 python3 -c '
 import numpy as np, shoal
 shoal.init()
