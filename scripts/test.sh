@@ -99,10 +99,13 @@ ct build-test --output-on-failure --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
 # issue 15 (h-pycore): the Python package, from the installed tree.
-stage "python: shoal package (pip install in a venv, pytest at 1, 2 and 4 PEs, exit, halo example, mpi4py under mpirun, self-contained wheel)"
+stage "python: shoal package (pip install in a venv, pytest at 1, 2 and 4 PEs and over ofi and tls, exit, halo example, mpi4py under mpirun, self-contained wheel)"
 check "python: pip install ./python" sh python/tests/run.sh install build-test
 for n in 1 2 4; do
     check "python: pytest at $n PEs" sh python/tests/run.sh pytest build-test $n
+done
+for tr in ofi tls; do
+    check "python: pytest at 2 PEs over $tr" sh python/tests/run.sh pytest build-test 2 $tr
 done
 check "python: implicit finalize, failing PE" sh python/tests/run.sh exit build-test
 check "python: examples/halo_numpy.py" sh python/tests/run.sh example build-test

@@ -1,9 +1,15 @@
 """Every PE runs the same tests in the same order (collectives need it):
 run as `oshrun -n N python3 -m pytest -p no:cacheprovider python/tests`."""
+import os
+
 import numpy as np
 import pytest
 
 import shoal
+
+
+# SHMEM_TRANSPORT=ofi or tls: every PE, this host's too, goes through the fabric.
+FORCED_FABRIC = os.environ.get("SHMEM_TRANSPORT") in ("ofi", "tls")
 
 
 @pytest.fixture(scope="session", autouse=True)

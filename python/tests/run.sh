@@ -4,7 +4,8 @@
 #   install      installs BUILD_DIR into a prefix, makes a venv
 #                (--system-site-packages: Debian's numpy, pytest, mpi4py)
 #                and pip-installs ./python into it with set_env.sh sourced
-#   pytest N     the pytest suites under oshrun -n N
+#   pytest N [ofi|tls]  the pytest suites under oshrun -n N (over a forced
+#                transport on loopback when named)
 #   exit         implicit finalize at exit (PE 1), calls after finalize raise
 #                StateError (PE 0); a PE that exits 3 ends the job
 #   example      python/examples/halo_numpy.py at 4 PEs
@@ -37,6 +38,7 @@ install)
 pytest)
     . "$prefix/bin/set_env.sh"
     cd "$src"
+    if [ -n "${4:-}" ]; then export SHMEM_TRANSPORT=$4 FI_TCP_IFACE=lo; fi
     oshrun -n "${3:?pytest N}" --timeout $limit "$py" -m pytest -q python/tests
     ;;
 exit)
