@@ -41,6 +41,11 @@ if [ $build_only = 0 ]; then
     for pkg in mpich libmpich-dev openmpi-bin libopenmpi-dev libpmix-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
+    # issue 15 (h-pycore): the Python package's build and tests (python/tests/run.sh).
+    for pkg in python3-dev python3-venv python3-setuptools python3-pip python3-wheel python3-numpy python3-pytest \
+        python3-mpi4py; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+    done
 fi
 for extra in "$@"; do
     dpkg -s "$extra" >/dev/null 2>&1 || need="$need $extra"

@@ -4,7 +4,7 @@
 # over the libfabric transport (SHMEM_TRANSPORT=ofi on loopback) and over
 # the encrypted one (SHMEM_TRANSPORT=tls), jobs
 # spanning network-namespace "hosts", jobs started by MPICH's mpiexec and
-# Open MPI's mpirun, then the stress
+# Open MPI's mpirun, the Python package (python/tests/run.sh), then the stress
 # tests (the API at 16 PEs, the randomized soak, heap stress, a 16 GiB
 # heap) and the start-up scale table, then the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
@@ -98,6 +98,22 @@ stage "hosts: jobs across network namespaces (encrypted data and bootstrap, capt
 ct build-test --output-on-failure --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
+# issue 15 (h-pycore): the Python package, from the installed tree.
+stage "python: shoal package (pip install in a venv, pytest at 1, 2 and 4 PEs and over ofi and tls, exit, halo example, mpi4py under mpirun, self-contained wheel)"
+check "python: pip install ./python" sh python/tests/run.sh install build-test
+for n in 1 2 4; do
+    check "python: pytest at $n PEs" sh python/tests/run.sh pytest build-test $n
+done
+for tr in ofi tls; do
+    check "python: pytest at 2 PEs over $tr" sh python/tests/run.sh pytest build-test 2 $tr
+done
+check "python: implicit finalize, failing PE" sh python/tests/run.sh exit build-test
+check "python: examples/halo_numpy.py" sh python/tests/run.sh example build-test
+for n in 2 4; do
+    check "python: mpi4py under mpirun at $n PEs" sh python/tests/run.sh mpi4py build-test $n
+done
+check "python: mpi4py under mpirun, shoal.init first" sh python/tests/run.sh mpi4py build-test 2 --shoal-first
+check "python: self-contained wheel" sh python/tests/run.sh wheel build-test
 
 if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then
     stage "stress: API tests at 16 PEs, randomized soak, heap stress, 16 GiB heap"

@@ -237,10 +237,16 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
 
     /* Before the bootstrap, which may start threads (PMIx's progress
      * thread): remapping static data needs a single-threaded process. Its
-     * complaint is kept, to be said once for the job below. */
-    shoal_log_capture(static_why, sizeof static_why);
-    shoal_status_t st = setting == SHOAL_OK ? shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]) : SHOAL_OK;
-    shoal_log_capture(NULL, 0);
+     * complaint is kept, to be said once for the job below.
+     * SHMEM_SYMMETRIC_STATIC=0 (set by the Python package) skips it. */
+    shoal_status_t st = SHOAL_OK;
+    if (setting == SHOAL_OK && rt->config.symmetric_static) {
+        shoal_log_capture(static_why, sizeof static_why);
+        st = shoal_segment_remap_static(&rt->seg[SHOAL_SEG_DATA]);
+        shoal_log_capture(NULL, 0);
+    } else if (setting == SHOAL_OK) {
+        rt->seg[SHOAL_SEG_DATA] = (shoal_segment_t){.base = NULL, .size = 0, .fd = -1};
+    }
     if (st != SHOAL_OK) {
         /* Without it globals are not remotely accessible; heap objects still are. */
         if (!static_why[0]) snprintf(static_why, sizeof static_why, "%s", shoal_status_str(st));

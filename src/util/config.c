@@ -75,6 +75,11 @@ const struct shoal_config_var shoal_config_vars[] = {
      "Seconds without any message (heartbeats flow every few seconds both ways) after which an oshrun declares "
      "another node of the job lost and stops the job (a cut link, a frozen or vanished host); 1 to 86400.",
      FIELD(bootstrap_liveness_timeout), .min = 1, .max = 86400, .unit = "seconds"},
+    {"SHMEM_SYMMETRIC_STATIC", SHOAL_CONFIG_BOOL, "1",
+     "Make the program's global and static variables symmetric at start-up (remapping its data segment, which "
+     "needs a single-threaded process). 0 leaves them private and only the heap is remotely accessible: what "
+     "the Python package sets, since a Python program's globals are the interpreter's.",
+     FIELD(symmetric_static)},
     {"SHMEM_FABRIC_TIMEOUT", SHOAL_CONFIG_INT, "60",
      "Seconds a libfabric (ofi) operation may wait for a peer before the job ends with a line naming the "
      "operation and the PE (a peer that stopped answering); 1 to 86400.",

@@ -40,6 +40,8 @@ struct shoal_config {
     const char *fabric_progress_thread; /* auto, on, off: ofi's progress thread */
     /* oshrun between hosts: a node silent this long (seconds) is lost. */
     long bootstrap_liveness_timeout;
+    /* 0: globals stay private (Python: its globals are the interpreter's). */
+    int symmetric_static;
 };
 
 struct shoal_config_var {
