@@ -42,9 +42,12 @@ __all__ = ["empty", "zeros", "peer", "free", "collect", "is_symmetric", "my_pe",
 
 BACKEND = "shoal"
 
+import shoal as _shoal  # noqa: E402  (the parent package: shoal.init owns start-up and the exit)
+
+_shoal.init()
 if _ext.start():
-    # This module started Shoal, so it also ends it (shmem_finalize is
-    # collective: every PE reaches it at exit).
+    # Only if the core did not start Shoal: then this module ends it too
+    # (shmem_finalize is collective: every PE reaches it at exit).
     atexit.register(_ext.stop)
 
 
