@@ -26,6 +26,7 @@ import atexit
 import importlib
 import datetime
 import ipaddress
+import numbers
 import os
 import socket
 from urllib.parse import parse_qs, urlparse
@@ -60,13 +61,11 @@ def n_pes():
 
 
 def _shape(shape):
-    if isinstance(shape, int):
-        return [shape]
-    try:
-        dims = [int(d) for d in shape]
-    except TypeError:
-        raise TypeError(f"shoal.torch: shape must be an int or a sequence of ints, got {shape!r}") from None
-    return dims
+    if isinstance(shape, numbers.Integral):
+        return [int(shape)]
+    if isinstance(shape, (str, bytes)) or not all(isinstance(d, numbers.Integral) for d in shape):
+        raise TypeError(f"shoal.torch: shape must be an int or a sequence of ints, got {shape!r}")
+    return [int(d) for d in shape]
 
 
 def empty(shape, dtype=torch.float32):
