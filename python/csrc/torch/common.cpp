@@ -73,6 +73,19 @@ void ensure_staging() {
                              std::to_string(npes * s.slot_bytes) +
                              " bytes) do not fit the symmetric heap; raise SHMEM_SYMMETRIC_SIZE "
                              "or lower SHOAL_TORCH_STAGING/SHOAL_TORCH_SLOT");
+  s.direct = static_cast<char*>(shmem_malloc(s.coll_bytes));
+  if (!s.direct) throw std::runtime_error("shoal.torch: the load/store buffer does not fit the symmetric heap");
+  s.direct_half = s.coll_bytes / 2;
+  const char* direct_env = std::getenv("SHOAL_TORCH_DIRECT");
+  s.all_local = !(direct_env && std::strcmp(direct_env, "0") == 0);
+  for (size_t p = 0; p < npes; p++) {
+    s.peer_direct.push_back(static_cast<char*>(shmem_ptr(s.direct, static_cast<int>(p))));
+    if (!s.peer_direct.back()) s.all_local = false;
+  }
+  // Every PE must choose the same path: agree on it (AND over the world).
+  control_block.src[0] = s.all_local ? 1 : 0;
+  shmem_int64_and_reduce(SHMEM_TEAM_WORLD, control_block.dst, control_block.src, 1);
+  s.all_local = control_block.dst[0] != 0;
   s.ready = words;
   s.ack = words + npes;
   s.sent.assign(npes, 0);

@@ -52,6 +52,17 @@ struct Staging {
   uint64_t* ready = nullptr;  // ready[src]: sequence number of the slot's message
   uint64_t* ack = nullptr;  // ack[dst]: last of my messages dst has consumed
   std::vector<uint64_t> sent, received;  // per peer, local counters
+  // Load/store path when every PE is on this host (shmem_ptr reaches all):
+  // broadcast and allgather copy straight out of the peers' buffers. Two
+  // halves used alternately, so one barrier per step is enough: a PE can
+  // refill a half only after the next step's barrier, which every reader
+  // of that half reaches after it has finished reading it.
+  char* direct = nullptr;
+  size_t direct_half = 0;
+  std::vector<char*> peer_direct;  // each PE's `direct`, mapped here
+  bool all_local = false;
+  unsigned phase = 0;
+  char* direct_step() { return direct + (phase++ & 1u) * direct_half; }
 };
 Staging& staging();
 void ensure_staging();  // collective over the world; idempotent

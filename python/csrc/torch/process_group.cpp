@@ -207,6 +207,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupShoal::broadcast(std::vector<at::Tens
   const bool is_root = root == rank_;
   std::lock_guard<std::mutex> g(shmem_lock());
   Staging& s = staging();
+  if (s.all_local) {  // one copy in at the root, one copy out on each other PE
+    with_flat(tensors[0], !is_root, [&](at::Tensor& flat) {
+      const size_t es = flat.element_size();
+      const int64_t chunk = static_cast<int64_t>(s.direct_half / es);
+      const int64_t n = flat.numel();
+      char* data = static_cast<char*>(flat.data_ptr());
+      for (int64_t off = 0; off < n; off += chunk) {
+        const int64_t m = std::min(chunk, n - off);
+        char* mine = s.direct_step();
+        if (is_root) std::memcpy(mine, data + off * es, m * es);
+        shmem_barrier_all();
+        if (!is_root) std::memcpy(data + off * es, s.peer_direct[root] + (mine - s.direct), m * es);
+      }
+    });
+    return c10::make_intrusive<DoneWork>(c10d::OpType::BROADCAST, tensors);
+  }
   // Source and destination halves: the root's dest is written too.
   const size_t half = s.coll_bytes / 2;
   char* src = s.coll;
@@ -235,6 +251,24 @@ void allgather_into(at::Tensor& input, std::vector<at::Tensor>& outs) {
   std::vector<at::Tensor> flat(npes);
   for (int p = 0; p < npes; p++) flat[p] = outs[p].is_contiguous() ? outs[p].view({-1}) : outs[p].contiguous().view({-1});
   const size_t es = in.element_size();
+  if (s.all_local) {  // each PE copies its input in once and every block out
+    const int64_t chunk = static_cast<int64_t>(s.direct_half / es);
+    const int64_t n = in.numel();
+    for (int64_t off = 0; off < n; off += chunk) {
+      const int64_t m = std::min(chunk, n - off);
+      char* mine = s.direct_step();
+      std::memcpy(mine, static_cast<const char*>(in.data_ptr()) + off * es, m * es);
+      shmem_barrier_all();
+      for (int k = 0; k < npes; k++) {
+        const int p = (shmem_my_pe() + k) % npes;  // readers start at different PEs
+        std::memcpy(static_cast<char*>(flat[p].data_ptr()) + off * es, s.peer_direct[p] + (mine - s.direct),
+                    m * es);
+      }
+    }
+    for (int p = 0; p < npes; p++)
+      if (!outs[p].is_contiguous()) outs[p].copy_(flat[p].view(outs[p].sizes()));
+    return;
+  }
   // One source block and npes destination blocks of `chunk` elements.
   const int64_t chunk = static_cast<int64_t>(s.coll_bytes / (npes + 1) / es);
   char* src = s.coll;
