@@ -1,6 +1,7 @@
 """Symmetric tensors: shoal.torch.empty/zeros/peer/free/collect, values
 checked, bad input raising (oshrun -n 1, 2, 4)."""
 import gc
+import os
 
 import pytest
 
@@ -24,6 +25,11 @@ def test_empty_is_symmetric_and_writable(dtype):
 def test_peer_views_every_local_pe():
     me, n = st.my_pe(), st.n_pes()
     x = st.zeros((n, 4), torch.int32)
+    if os.environ.get("SHMEM_TRANSPORT", "") not in ("", "auto", "shm") and n > 1:  # forced fabric: no load/store
+        with pytest.raises(ValueError, match="not reachable"):
+            st.peer(x, (me + 1) % n)
+        st.free(x)
+        return
     for p in range(n):  # write my row into everyone's copy, by load/store
         st.peer(x, p)[me] = torch.arange(4, dtype=torch.int32) + 10 * me
     shoal.barrier_all()
