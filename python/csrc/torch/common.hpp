@@ -67,7 +67,7 @@ struct Staging {
 Staging& staging();
 void ensure_staging();  // collective over the world; idempotent
 
-// One bytes value from `root` to every PE (collective over the world).
+// One int64 from `root` to every PE (collective over the world).
 int64_t world_broadcast_i64(int64_t value, int root);
 
 // Torch dtype -> a name for messages.
