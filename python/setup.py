@@ -119,11 +119,11 @@ if torch_sources:
     if BuildExtension is not None:
         ext_modules.append(CppExtension(
             "shoal._torch", torch_sources, include_dirs=inc, library_dirs=libdirs, libraries=libs or ["shoal"],
-            extra_link_args=rpath_args))
+            extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"], extra_link_args=rpath_args))
 
-        # Without ninja, BuildExtension compiles .c files with the C
-        # compiler and keeps _core's -std=c11 (its ninja path uses c++ for
-        # every file). Checked with a one-function csrc/torch/*.cpp.
+        # Without ninja: its build file compiles every source, _core's C
+        # files too, with the C++ compiler; the distutils path keeps gcc's
+        # choice by file suffix.
         cmdclass["build_ext"] = BuildExtension.with_options(use_ninja=False)
 # --- end of the PyTorch hook ---
 
