@@ -41,9 +41,10 @@ if [ $build_only = 0 ]; then
     for pkg in mpich libmpich-dev openmpi-bin libopenmpi-dev libpmix-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
-    # issue 15 (h-pycore): the Python package's build and tests (python/tests/run.sh).
+    # The Python package's build and tests (python/tests/run.sh); Debian's
+    # torch and its C++ headers build shoal._torch, the torch.distributed backend.
     for pkg in python3-dev python3-venv python3-setuptools python3-pip python3-wheel python3-numpy python3-pytest \
-        python3-mpi4py; do
+        python3-mpi4py python3-torch libtorch-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
 fi

@@ -98,8 +98,8 @@ stage "hosts: jobs across network namespaces (encrypted data and bootstrap, capt
 ct build-test --output-on-failure --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
-# issue 15 (h-pycore): the Python package, from the installed tree.
-stage "python: shoal package (pip install in a venv, pytest at 1, 2 and 4 PEs and over ofi and tls, exit, halo example, mpi4py under mpirun, self-contained wheel)"
+# The Python package, from the installed tree, and its torch backend.
+stage "python: shoal package (pip install in a venv, pytest at 1, 2 and 4 PEs and over ofi and tls, exit, halo, DDP and one-shot examples, mpi4py under mpirun, self-contained wheel)"
 check "python: pip install ./python" sh python/tests/run.sh install build-test
 for n in 1 2 4; do
     check "python: pytest at $n PEs" sh python/tests/run.sh pytest build-test $n
@@ -109,6 +109,7 @@ for tr in ofi tls; do
 done
 check "python: implicit finalize, failing PE" sh python/tests/run.sh exit build-test
 check "python: examples/halo_numpy.py" sh python/tests/run.sh example build-test
+check "python: examples/ddp_train.py and oneshot_allreduce.py" sh python/tests/run.sh torch_examples build-test
 for n in 2 4; do
     check "python: mpi4py under mpirun at $n PEs" sh python/tests/run.sh mpi4py build-test $n
 done

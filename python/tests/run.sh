@@ -9,6 +9,8 @@
 #   exit         implicit finalize at exit (PE 1), calls after finalize raise
 #                StateError (PE 0); a PE that exits 3 ends the job
 #   example      python/examples/halo_numpy.py at 4 PEs
+#   torch_examples  python/examples/ddp_train.py (shoal against gloo) and
+#                oneshot_allreduce.py at 4 PEs
 #   mpi4py N [--shoal-first]  python/tests/mpi_mix.py under Open MPI's mpirun -n N
 #   wheel        SHOAL_BUNDLE=1 pip wheel, installed in a fresh venv with the
 #                prefix moved away and PATH/LD_LIBRARY_PATH clear of Shoal:
@@ -34,6 +36,9 @@ install)
     rm -rf "$work/src/build" "$work/src"/*.egg-info
     (. "$prefix/bin/set_env.sh" && cd "$work" && "$py" -m pip install -q --no-build-isolation ./src)
     "$py" -c 'import shoal, shoal._core; print("shoal installed:", shoal._core.__file__)'
+    # Debian's torch is a test dependency: the backend must have been built,
+    # or its suites would only skip.
+    "$py" -c 'import shoal.torch, shoal._torch; print("shoal.torch installed:", shoal._torch.__file__)'
     ;;
 pytest)
     . "$prefix/bin/set_env.sh"
@@ -75,6 +80,12 @@ shoal.barrier_all()' >/dev/null 2>&1; then
 example)
     . "$prefix/bin/set_env.sh"
     oshrun -n 4 --timeout 120 "$py" "$src/python/examples/halo_numpy.py" | grep "field matches numpy exactly"
+    ;;
+torch_examples)
+    . "$prefix/bin/set_env.sh"
+    # DDP over "shoal" and "gloo" side by side: losses and parameters agree.
+    oshrun -n 4 --timeout 240 "$py" "$src/python/examples/ddp_train.py" | grep "ddp_train: OK"
+    oshrun -n 4 --timeout 120 "$py" "$src/python/examples/oneshot_allreduce.py" | grep "matches all_reduce"
     ;;
 mpi4py)
     . "$prefix/bin/set_env.sh"
