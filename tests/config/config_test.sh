@@ -87,10 +87,12 @@ PY
     ;;
 memfd_error)
     need_python
-    # A 4 GiB heap in a 1 GiB address space (ulimit -v): the heap's mmap
-    # fails exactly as shmem_init's would. (A size past the setting's
-    # limits is refused before any mapping: see the limits case.)
-    (ulimit -v 1048576 && diagnose SHMEM_SYMMETRIC_SIZE=4G) || exit 1
+    # A 4 GiB heap past a 1 GiB file-size limit (ulimit -f; SIGXFSZ
+    # ignored, so ftruncate fails with EFBIG): the heap's memfd cannot be
+    # sized, exactly as in shmem_init. Not ulimit -v: AddressSanitizer's
+    # shadow memory cannot live in a small address space. (A size past the
+    # setting's limits is refused before any mapping: see the limits case.)
+    (trap '' XFSZ && ulimit -f 1048576 && diagnose SHMEM_SYMMETRIC_SIZE=4G) || exit 1
     check_json <<'PY'
 m = d["host"]["memfd"]
 assert m["status"] == "error" and m["step"] in ("ftruncate", "mmap"), m
