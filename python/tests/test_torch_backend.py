@@ -263,11 +263,28 @@ def test_alltoall_larger_than_staging_raises_everywhere():
     assert torch.equal(out, torch.arange(size, dtype=torch.float32))
 
 
-def test_subgroup_is_refused():
-    """A group that is not every PE in PE order raises in its creator (called
-    directly: torch's new_group would leave the non-members waiting in its
-    store barrier for the members that raised)."""
+def test_subgroups_run_on_gloo():
+    """new_group of a subset is made by its members only, so it cannot be a
+    Shoal team: it runs on gloo over the same store, values checked;
+    non-members go on, and the world group stays Shoal's. The C++ creator
+    itself refuses such a group."""
     import datetime
-    size = dist.get_world_size()
+    me, n = dist.get_rank(), dist.get_world_size()
+    low = dist.new_group(list(range(min(2, n))))
+    rev = dist.new_group(list(range(n))[::-1])
+    # torch sorts new_group's ranks, so rev is the world in PE order again,
+    # and [0, 1] of 2 PEs is too: Shoal's own groups.
+    assert type(rev).__name__ != "ProcessGroupGloo"
+    if me < 2:
+        assert (type(low).__name__ == "ProcessGroupGloo") == (n > 2)
+        t = torch.tensor([float(me + 1)])
+        dist.all_reduce(t, group=low)
+        assert t.item() == sum(range(1, min(2, n) + 1)), t
+    t = torch.tensor([float(me)])
+    dist.all_reduce(t, group=rev)
+    assert t.item() == n * (n - 1) / 2, t
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    assert torch.equal(t, torch.full((3,), float(n))), t
     with pytest.raises(ValueError, match="subgroups are not supported"):
-        st._create_process_group(dist.HashStore(), 0, size + 1, datetime.timedelta(seconds=5))
+        st._ext.create_process_group(dist.HashStore(), 0, n + 1, datetime.timedelta(seconds=5))

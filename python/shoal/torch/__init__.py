@@ -113,6 +113,12 @@ def is_symmetric(tensor):
 
 
 def _create_process_group(store, rank, size, timeout):
+    # Shoal's staging buffers and collectives span every PE in PE order. A
+    # subset (new_group(ranks)) is made only by its members, so it cannot be
+    # a Shoal team (split is collective over all PEs); it runs on gloo over
+    # the same store instead, so the job neither stops nor hangs.
+    if rank != _ext.my_pe() or size != _ext.n_pes():
+        return dist.ProcessGroupGloo(store, rank, size, timeout)
     return _ext.create_process_group(store, rank, size, timeout)
 
 
