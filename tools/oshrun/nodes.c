@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define LIVENESS_MAX_S 86400L
 #define LINGER_S 0.5  /* at exit, time for the peers to read what we sent */
 
 static int is_root(const struct oshrun_job *job) { return job->net->node_rank == 0; }
@@ -243,12 +242,6 @@ int oshrun_net_open(struct oshrun_job *job)
     if (!net) return 1;
     if (shoal_config_load(&cfg, NULL, err, sizeof err) != SHOAL_OK) {
         fprintf(stderr, "oshrun: %s\n", err);
-        free(net);
-        return 1;
-    }
-    if (cfg.bootstrap_liveness_timeout < 1 || cfg.bootstrap_liveness_timeout > LIVENESS_MAX_S) {
-        fprintf(stderr, "oshrun: SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT=%ld is out of range: 1 to %ld seconds\n",
-                cfg.bootstrap_liveness_timeout, LIVENESS_MAX_S);
         free(net);
         return 1;
     }
