@@ -5,6 +5,9 @@
  * the interposer's counts: each call the program makes is counted once,
  * calls Shoal makes inside an API function and the program's own pshmem_
  * calls not at all. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr; the project's build defines it already */
+#endif
 #include <dlfcn.h>
 #include <pshmem.h>
 #include <shmem.h>
