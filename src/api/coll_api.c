@@ -12,6 +12,7 @@
 #include "api/profiling.h"
 #include "coll/coll.h"
 #include "core/team.h"
+#include "observe/observe.h"
 #include "sync/group.h"
 
 /* The public enums index the layer's tables directly. */
@@ -127,6 +128,8 @@ int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_
     if (SHOAL_UNLIKELY((unsigned)root >= (unsigned)t->size))
         shoal_api_fail(call, "root %d is out of range: the team's PEs are 0 to %d", root, t->size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nelems, root);
     struct shoal_group g;
@@ -141,6 +144,8 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, 0, -1); /* each member contributes its own nelems */
     struct shoal_group g;
@@ -159,6 +164,8 @@ int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, t->size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     agree(call, t, nelems, -1);
@@ -181,6 +188,8 @@ int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdi
     if (!t) return -1;
     shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, t->size);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, (uint64_t)count * elem);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     agree(call, t, nelems, -1);
@@ -197,6 +206,8 @@ int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t n
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nreduce, -1);
     struct shoal_group g;
@@ -211,6 +222,8 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, shoal_coll_dtype_size(check_dtype(call, dtype)));
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     agree(call, t, nelems, -1);
     struct shoal_group g;
@@ -224,6 +237,8 @@ int pshmem_team_sync(shmem_team_t team)
 {
     struct shoal_team *t = team_of("shmem_team_sync", team);
     if (!t) return -1;
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_team_sync", -1, 0);
+    SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_coll_barrier(&g);
@@ -273,6 +288,7 @@ void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size
 {
     struct shoal_group g;
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, (uint64_t)nelems * elem);
     if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= PE_size))
         shoal_api_fail(call, "PE_root %d is out of range: the active set's PEs are 0 to %d", PE_root, PE_size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
@@ -286,6 +302,7 @@ void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t
     struct shoal_group g;
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
     if (SHOAL_UNLIKELY(st == SHOAL_ERR_RANGE))
@@ -300,6 +317,7 @@ void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_
     struct shoal_group g;
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, PE_size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
@@ -319,6 +337,7 @@ void shoal_api_alltoalls_set(void *dest, const void *source, ptrdiff_t dst, ptrd
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, PE_size);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, (uint64_t)count * elem);
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
@@ -333,6 +352,7 @@ void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum s
     active_set(call, &g, PE_start, logPE_stride, PE_size, pSync);
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
 }
@@ -342,6 +362,7 @@ void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     struct shoal_group g;
     active_set("shmem_sync", &g, PE_start, logPE_stride, PE_size, pSync);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_sync", -1, 0);
     shoal_coll_barrier(&g);
 }
 
@@ -350,6 +371,7 @@ void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     struct shoal_group g;
     active_set("shmem_barrier", &g, PE_start, logPE_stride, PE_size, pSync);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_barrier", -1, 0);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_barrier(&g);
 }

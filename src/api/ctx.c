@@ -14,6 +14,7 @@
 
 #include "api/check.h"
 #include "api/profiling.h"
+#include "observe/observe.h"
 
 #define CTX_CHUNK 64
 #define CTX_CHUNKS_MAX 256 /* 16384 contexts alive at once */
@@ -90,6 +91,7 @@ static void ctx_give_back(struct shoal_ctx *c)
 static int create_ctx(const char *call, shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_TEAM, call, -1, 0);
     if (!ctx) shoal_api_fail(call, "ctx is a null pointer");
     *ctx = SHMEM_CTX_INVALID;
     /* Options only promise how the context will be used, so a bit this
@@ -142,6 +144,7 @@ void pshmem_ctx_destroy(shmem_ctx_t ctx)
 {
     static const char *call = "shmem_ctx_destroy";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_TEAM, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     if (ctx == SHMEM_CTX_DEFAULT) shoal_api_fail(call, "SHMEM_CTX_DEFAULT cannot be destroyed");
     shoal_check_ctx(call, ctx);

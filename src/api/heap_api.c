@@ -10,6 +10,7 @@
 #include "api/debug.h"
 #include "api/profiling.h"
 #include "coll/coll.h"
+#include "observe/observe.h"
 #include "util/log.h"
 
 static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
@@ -65,6 +66,8 @@ static size_t offset_of_block(const char *call, void *ptr)
 
 static void barrier(void)
 {
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "barrier of a heap call", -1, 0); /* nested: level 2 */
+    SHOAL_OBS_TEAM(sp, 0);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
 }
@@ -74,6 +77,7 @@ static void barrier(void)
 static void *allocate_collective(const char *call, enum shoal_heap_call kind, size_t size, size_t alignment)
 {
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ALLOC, call, -1, size);
     if (size == 0) return NULL;
     shoal_debug_heap_publish(kind, size, kind == SHOAL_HEAP_ALIGN ? alignment : 0);
     void *p = allocate(call, size, alignment);
@@ -136,6 +140,7 @@ void pshmem_free(void *ptr)
 {
     static const char *call = "shmem_free";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ALLOC, call, -1, 0);
     if (!ptr) return;
     size_t offset = offset_of_block(call, ptr);
     shoal_debug_heap_publish(SHOAL_HEAP_FREE, offset, 0);
@@ -153,6 +158,7 @@ void *pshmem_realloc(void *ptr, size_t size)
 {
     static const char *call = "shmem_realloc";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ALLOC, call, -1, size);
     if (!ptr) return allocate_collective(call, SHOAL_HEAP_REALLOC, size, 0);
     if (size == 0) {
         pshmem_free(ptr);

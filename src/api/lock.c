@@ -14,6 +14,7 @@
 
 #include "api/check.h"
 #include "api/profiling.h"
+#include "observe/observe.h"
 #include "sync/backoff.h"
 #include "sync/lock.h"
 
@@ -109,6 +110,7 @@ void pshmem_set_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_set_lock", lock, &off);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_LOCK, "shmem_set_lock", -1, 0);
     struct shoal_backoff b = {0};
     while (!try_claim("shmem_set_lock", lock, 1)) shoal_backoff_wait(&b);
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
@@ -121,6 +123,7 @@ int pshmem_test_lock(long *lock)
     size_t off;
     int acquired = 0;
     int seg = lock_segment("shmem_test_lock", lock, &off);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_LOCK, "shmem_test_lock", -1, 0);
     if (!try_claim("shmem_test_lock", lock, 0)) {
         shoal_backoff_poll_failed();
         return 1;
@@ -136,6 +139,7 @@ void pshmem_clear_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_clear_lock", lock, &off);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_LOCK, "shmem_clear_lock", -1, 0);
     if (SHOAL_UNLIKELY(!held_by_this_pe(lock)))
         shoal_api_fail("shmem_clear_lock", "lock %p is not held by this PE (clear only a lock this PE set)",
                        (void *)lock);

@@ -6,6 +6,7 @@
 #include "api/check.h"
 #include "api/profiling.h"
 #include "coll/coll.h"
+#include "observe/observe.h"
 
 /* The public calls pass their own name, so a message names what the
  * program called (shmem_quiet, not shmem_ctx_quiet).
@@ -17,6 +18,7 @@
 static void fence(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ORDER, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->fence(ctx->tctx);
@@ -25,6 +27,7 @@ static void fence(const char *call, shmem_ctx_t ctx)
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ORDER, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->quiet(ctx->tctx);
@@ -33,6 +36,7 @@ static void quiet(const char *call, shmem_ctx_t ctx)
 static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ORDER, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     if (npes && !target_pes) shoal_api_fail(call, "target_pes is a null pointer with npes %zu", npes);
@@ -60,6 +64,8 @@ SHOAL_WEAK_ALIAS(shmem_barrier_all);
 void pshmem_barrier_all(void)
 {
     shoal_check_init("shmem_barrier_all");
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_barrier_all", -1, 0);
+    SHOAL_OBS_TEAM(sp, 0);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
 }
@@ -68,6 +74,8 @@ SHOAL_WEAK_ALIAS(shmem_sync_all);
 void pshmem_sync_all(void)
 {
     shoal_check_init("shmem_sync_all");
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_sync_all", -1, 0);
+    SHOAL_OBS_TEAM(sp, 0);
     shoal_coll_sync_all();
 }
 

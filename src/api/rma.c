@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "observe/observe.h"
 
 static void transfer_error(const char *call, int pe, shoal_status_t st)
 {
@@ -28,6 +29,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_PUT, call, pe, bytes);
     if (SHOAL_UNLIKELY(bytes == 0)) {
         shoal_check_empty(call, "dest", dest);
         return;
@@ -51,6 +53,7 @@ static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nel
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_GET, call, pe, bytes);
     if (SHOAL_UNLIKELY(bytes == 0)) {
         shoal_check_empty(call, "source", source);
         return;
@@ -120,6 +123,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_PUT, call, pe, elem);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
     shoal_check_writable(call, "dest", dest, seg, off, elem, pe);
@@ -136,6 +140,7 @@ void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, 
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_GET, call, pe, elem);
     size_t off;
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);
     const char *remote = shoal_route_direct(seg, off, pe);
@@ -185,6 +190,7 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
+    SHOAL_OBS_SPAN(sp, is_put ? SHOAL_OBS_PUT : SHOAL_OBS_GET, call, pe, (uint64_t)run * count * elem);
     const void *sym = is_put ? (const void *)dest : source;
     ptrdiff_t sym_stride = is_put ? dst : sst;
     if (count == 0 || run == 0) {

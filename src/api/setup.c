@@ -11,6 +11,7 @@
 #include "api/finalize.h"
 #include "api/profiling.h"
 #include "coll/coll.h"
+#include "observe/observe.h"
 #include "sync/barrier.h"
 #include "util/log.h"
 
@@ -75,6 +76,7 @@ static int init_as(const char *call, int requested, int *provided)
     shoal_finalize_start();
     shoal_finalize_arm_exit();
     print_start_info();
+    shoal_obs_init(); /* SHMEM_TRACE, SHMEM_STATS */
     if (provided) *provided = shoal_rt.thread_level;
     return 0;
 }
@@ -177,10 +179,12 @@ void pshmem_info_get_name(char *name)
     name[SHMEM_MAX_NAME_LEN - 1] = '\0';
 }
 
-/* Profiling control: Shoal has no built-in profiler, so levels only matter
- * to tools interposing the pshmem_ names; the level is accepted as given. */
+/* Profiling control: the level of SHMEM_TRACE and SHMEM_STATS recording
+ * (observe.h): 0 stops it, 1 records the program's calls (the default), 2
+ * adds the operations nested in them. Tools interposing the pshmem_ names
+ * see the call as well. */
 SHOAL_WEAK_ALIAS(shmem_pcontrol);
-void pshmem_pcontrol(int level, ...) { (void)level; }
+void pshmem_pcontrol(int level, ...) { shoal_obs_pcontrol(level); }
 
 double shmemx_wtime(void)
 {

@@ -7,6 +7,7 @@
 #include "api/profiling.h"
 #include "api/rma_api.h"
 #include "api/signal_api.h"
+#include "observe/observe.h"
 #include "sync/backoff.h"
 #include "sync/wait.h"
 
@@ -32,16 +33,19 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
         shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
     uint64_t *remote = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
+        uint64_t now = signal; /* what the word holds after this update: the flow arrow's key */
         if (sig_op == SHMEM_SIGNAL_SET)
             __atomic_store_n(remote, signal, __ATOMIC_RELEASE);
         else
-            __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
+            now += __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
+        SHOAL_OBS_SIGNAL_SENT(pe, seg, off, now);
         return;
     }
     shoal_status_t st = shoal_rt.transport->amo(ctx->tctx, pe, seg, off, 8,
                                                 sig_op == SHMEM_SIGNAL_SET ? SHOAL_AMO_SET : SHOAL_AMO_ADD, signal, 0,
                                                 NULL);
     if (st != SHOAL_OK) shoal_api_fail(call, "signal to PE %d failed: %s", pe, shoal_status_str(st));
+    if (sig_op == SHMEM_SIGNAL_SET) SHOAL_OBS_SIGNAL_SENT(pe, seg, off, signal); /* an add's result is unknown here */
 }
 
 void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,
@@ -50,6 +54,7 @@ void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_
     check_sig_op(call, sig_op);
     shoal_check_init(call);
     const int world_pe = shoal_check_ctx_pe(call, ctx, pe);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_SIGNAL, call, world_pe, (uint64_t)nelems * elem);
     shoal_api_put(ctx, dest, source, nelems, elem, pe, call);
     /* Through the fabric the signal may overtake the data unless fenced. */
     if (nelems * elem >= SIGNAL_FENCE_BYTES || !shoal_rt.peers[world_pe].direct || shoal_rt.amo_fabric)
@@ -72,6 +77,7 @@ static void signal_call(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, u
 {
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_SIGNAL, call, pe, sizeof *sig_addr);
     signal_update(call, ctx, sig_addr, signal, sig_op, pe);
 }
 
@@ -110,11 +116,15 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
     size_t off;
     shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
     shoal_check_aligned(call, "sig_addr", sig_addr, sizeof *sig_addr);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, sizeof *sig_addr);
     const struct shoal_scalar u64 = {.size = 8, .is_signed = 0};
     struct shoal_backoff b = {0};
     for (;;) {
         uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
-        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) return v;
+        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) {
+            SHOAL_OBS_WAIT_SEEN(sp, sig_addr, v);
+            return v;
+        }
         shoal_backoff_wait(&b);
     }
 }

@@ -12,6 +12,7 @@
 #include "api/check.h"
 #include "api/profiling.h"
 #include "core/internal.h"
+#include "observe/observe.h"
 #include "sync/group.h"
 #include "util/log.h"
 
@@ -139,6 +140,7 @@ int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride, i
 {
     static const char *call = "shmem_team_split_strided";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_TEAM, call, -1, 0);
     if (!new_team_out) shoal_api_fail(call, "new_team is a null pointer");
     struct shoal_team *parent = check_team(call, parent_team);
     *new_team_out = SHMEM_TEAM_INVALID;
@@ -169,6 +171,7 @@ int pshmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_
 {
     static const char *call = "shmem_team_split_2d";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_TEAM, call, -1, 0);
     if (!xaxis_team || !yaxis_team) shoal_api_fail(call, "xaxis_team or yaxis_team is a null pointer");
     struct shoal_team *parent = check_team(call, parent_team);
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
@@ -201,6 +204,7 @@ void pshmem_team_destroy(shmem_team_t team)
 {
     static const char *call = "shmem_team_destroy";
     shoal_check_init(call);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_TEAM, call, -1, 0);
     struct shoal_team *t = check_team(call, team);
     if (!t) return;
     if (t->predefined) shoal_api_fail(call, "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");

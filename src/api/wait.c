@@ -3,6 +3,7 @@
 #include "api/wait_api.h"
 
 #include "api/check.h"
+#include "observe/observe.h"
 #include "sync/backoff.h"
 #include "sync/wait.h"
 
@@ -30,12 +31,15 @@ static struct shoal_scalar check_wait(const char *call, const void *ivars, size_
 void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, t.size);
     shoal_wait_scalar(t, ivar, cmp, shoal_scalar_read(t, value));
+    if (t.size == 8) SHOAL_OBS_WAIT_SEEN(sp, ivar, __atomic_load_n((const uint64_t *)ivar, __ATOMIC_RELAXED));
 }
 
 int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, t.size);
     int holds = shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
     if (!holds) shoal_backoff_poll_failed();
     return holds;
@@ -83,6 +87,7 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
                        enum shoal_wait_mode mode, int blocking)
 {
     struct shoal_scalar t = check_wait(call, ivars, nelems, kind, cmp);
+    SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, (uint64_t)nelems * t.size);
     if (SHOAL_UNLIKELY(mode == SHOAL_WAIT_SOME && nelems && !indices))
         shoal_api_fail(call, "indices is a null pointer, but nelems is %zu", nelems);
     /* The _vector forms pass values and no value. */

@@ -18,6 +18,7 @@
 #include "coll/hosts.h"
 #include "coll/peer.h"
 #include "core/runtime.h"
+#include "observe/observe.h"
 #include "sync/group.h"
 
 /* Where the ring all-reduce of two members takes over from the tree
@@ -44,7 +45,7 @@ shoal_status_t shoal_coll_setup(char *err, size_t errlen)
     return setup_status;
 }
 
-enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
+static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
 {
     const int oneshot_fits =
         (kind == SHOAL_COLL_REDUCE || kind == SHOAL_COLL_BROADCAST) && shoal_coll_oneshot_fits(g, bytes);
@@ -138,4 +139,11 @@ enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct s
     default:
         return SHOAL_ALGO_DIRECT;
     }
+}
+
+enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
+{
+    enum shoal_coll_algo algo = choose(kind, g, bytes);
+    SHOAL_OBS_ALGO(shoal_coll_algo_name(kind, algo)); /* the trace shows what ran */
+    return algo;
 }

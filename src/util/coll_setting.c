@@ -18,6 +18,11 @@ static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_SCAN] = {"direct", NULL},
 };
 
+const char *shoal_coll_algo_name(enum shoal_coll_kind kind, enum shoal_coll_algo algo)
+{
+    const char *name = kind < SHOAL_COLL_KINDS && algo < SHOAL_ALGOS ? algo_names[kind][algo] : NULL;
+    return name ? name : "?";
+}
 
 /* The algorithm of kind called name ("direct" also names the barrier's
  * dissemination, the direct barrier on one host), or -1. */

@@ -24,6 +24,9 @@ enum shoal_coll_algo {
  * SHOAL_ERR_INVAL. forced may be NULL (check only). */
 shoal_status_t shoal_coll_setting_parse(const char *text, int forced[SHOAL_COLL_KINDS], char *err, size_t errlen);
 
+/* The name of kind's algorithm algo ("dissemination", "tree", ...), for traces. */
+const char *shoal_coll_algo_name(enum shoal_coll_kind kind, enum shoal_coll_algo algo);
+
 /* The configuration table's check of the variable. */
 shoal_status_t shoal_coll_setting_check(const char *text, char *err, size_t errlen);
 

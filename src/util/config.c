@@ -14,6 +14,8 @@
 
 #define FIELD(f) .offset = offsetof(struct shoal_config, f)
 
+static shoal_status_t check_stats(const char *text, char *err, size_t errlen);
+
 const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_SYMMETRIC_SIZE", SHOAL_CONFIG_SIZE, "1G",
      "Bytes of symmetric heap per PE (suffixes K, M, G, T), 1M to 16T. Reserved lazily: untouched pages cost no "
@@ -90,8 +92,30 @@ const struct shoal_config_var shoal_config_vars[] = {
      "'on', or 'off' (for measurements: a PE then serves peers only while it waits inside Shoal, so a peer's "
      "operation on a PE that computes or sits in shmem_finalize stalls, up to SHMEM_FABRIC_TIMEOUT).",
      FIELD(fabric_progress_thread), .choices = "auto|on|off"},
+    /* Traces and statistics (src/observe, docs/observability.md). */
+    {"SHMEM_TRACE", SHOAL_CONFIG_STRING, "",
+     "Record a timeline of every Shoal call (RMA, atomics, signals, waits, barriers, collectives, allocations) "
+     "and write it to this path as Chrome/Perfetto trace-event JSON, one process per PE; oshrun merges the PEs' "
+     "parts when the job ends (without oshrun each PE writes PATH.N.json). Empty: off.",
+     FIELD(trace)},
+    {"SHMEM_TRACE_BUFFER", SHOAL_CONFIG_INT, "65536",
+     "Events each thread's trace ring buffer keeps (72 bytes each), 16 to 67108864; when a thread records more, "
+     "the oldest are dropped and the trace and a warning say how many.",
+     FIELD(trace_buffer), .min = 16, .max = 1L << 26, .unit = "events"},
+    {"SHMEM_STATS", SHOAL_CONFIG_STRING, "0",
+     "Count calls, bytes and time blocked per operation family and PE, and bytes between each pair of PEs: '1' "
+     "prints one table for the job when it ends (oshrun merges the PEs' counts), 'json:PATH' writes the same "
+     "data to PATH as JSON, '0' is off.",
+     FIELD(stats), .check = check_stats},
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
+
+static shoal_status_t check_stats(const char *text, char *err, size_t errlen)
+{
+    if (!strcmp(text, "0") || !strcmp(text, "1") || (!strncmp(text, "json:", 5) && text[5])) return SHOAL_OK;
+    snprintf(err, errlen, "SHMEM_STATS='%s' is not valid: expected 0, 1 or json:PATH", text);
+    return SHOAL_ERR_INVAL;
+}
 
 shoal_status_t shoal_parse_size(const char *text, size_t *out)
 {

@@ -384,6 +384,10 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
         goto out;
     }
     if (opt->timeout_s) job.deadline = oshrun_now() + (double)opt->timeout_s;
+    if (oshrun_observe_prepare(&job) != 0) {
+        job.status = 1;
+        goto out;
+    }
     oshrun_spawn(&job); /* on failure, job.failed is set and started PEs are being killed */
     loop(&job, pfd);
 out:;
@@ -397,6 +401,7 @@ out:;
         if (pe->sock >= 0) close(pe->sock);
         shoal_wire_reader_reset(&pe->reader);
     }
+    oshrun_observe_finish(&job); /* SHMEM_TRACE, SHMEM_STATS: after the PEs' own output */
     oshrun_gather_release(&job);
     oshrun_net_close(&job);
     if (job.sigfd >= 0) close(job.sigfd);

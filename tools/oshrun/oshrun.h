@@ -8,6 +8,7 @@
  *   guard.c   the guardian: sweeps the PEs' groups however oshrun ends
  *   limits.c  the open-file limit, named with its numbers
  *   bind.c    --bind-to: which cores the PEs are bound to
+ *   observe.c SHMEM_TRACE, SHMEM_STATS: merges the PEs' parts at the end
  *   net.h     across hosts: rendezvous.c, accept.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
@@ -163,6 +164,12 @@ int oshrun_pe_fd_room(pid_t pid, size_t incoming, char *what, size_t len);
  * in local PE `local`'s child before exec (0 or an errno). */
 int oshrun_bind_plan(struct oshrun_job *job);
 int oshrun_bind_pe(const struct oshrun_job *job, int local);
+
+/* observe.c: prepare (before spawning) makes the directory for the PEs'
+ * trace and statistics parts when SHMEM_TRACE or SHMEM_STATS is set (0, or
+ * 1 with a line printed); finish merges the parts and removes it. */
+int oshrun_observe_prepare(struct oshrun_job *job);
+void oshrun_observe_finish(struct oshrun_job *job);
 
 /* Returns the exit status; *die_by is a signal oshrun should end by
  * instead (raised by main once everything is cleaned up), or 0. */

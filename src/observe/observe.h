@@ -1,0 +1,102 @@
+/* observe.h: timeline traces (SHMEM_TRACE) and statistics (SHMEM_STATS).
+ *
+ * A call is observed by opening a span at the top of its byte-based core
+ * entry point:
+ *
+ *     SHOAL_OBS_SPAN(sp, SHOAL_OBS_PUT, call, pe, bytes);
+ *
+ * The span closes when `sp` goes out of scope (a cleanup attribute), so
+ * every return path is covered. With neither setting on, or after
+ * shmem_pcontrol(0), shoal_obs_level is 0 and a span costs one predictable
+ * branch on that global when it opens and one on a stack word when it
+ * closes: no function is called.
+ *
+ * Levels (shmem_pcontrol): 0 records nothing, 1 records the calls the
+ * program made, 2 also records the operations nested inside them (the put
+ * inside a put_signal, the barrier inside shmem_malloc, ...). Statistics
+ * count only the calls the program made, at either level.
+ *
+ * Each thread records into its own track (no lock on the recording path);
+ * tracks are written out at finalize (observe_write.c), merged by oshrun. */
+#ifndef SHOAL_OBSERVE_OBSERVE_H
+#define SHOAL_OBSERVE_OBSERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Operation families: the colours of the timeline, the rows of the table. */
+enum shoal_obs_family {
+    SHOAL_OBS_PUT, SHOAL_OBS_GET, SHOAL_OBS_AMO, SHOAL_OBS_SIGNAL, SHOAL_OBS_WAIT, SHOAL_OBS_BARRIER,
+    SHOAL_OBS_COLL, SHOAL_OBS_ALLOC, SHOAL_OBS_LOCK, SHOAL_OBS_ORDER, SHOAL_OBS_TEAM, SHOAL_OBS_FAMILIES
+};
+
+struct shoal_obs_span {
+    uint64_t t0; /* start, ns since the trace epoch; 0: this span is not recorded */
+    const char *name;
+    struct shoal_obs_span *outer; /* the span this one is nested in, this thread */
+    uint64_t bytes;
+    uint64_t flow_out, flow_in; /* put_signal -> wait arrows; 0: none */
+    const char *algo;           /* collective algorithm chosen */
+    int peer;                   /* world PE, -1: none */
+    int team;                   /* team slot (0 world, 1 shared), -1: none */
+    int family;
+};
+
+/* Recording level in force: 0 when neither SHMEM_TRACE nor SHMEM_STATS is
+ * set, or after shmem_pcontrol(0). */
+extern int shoal_obs_level;
+
+uint64_t shoal_obs_begin(struct shoal_obs_span *s, int family, const char *name, int peer, uint64_t bytes);
+void shoal_obs_end(struct shoal_obs_span *s);
+
+static inline void shoal_obs_close(struct shoal_obs_span *s)
+{
+    if (__builtin_expect(s->t0 != 0, 0)) shoal_obs_end(s);
+}
+
+#define SHOAL_OBS_ON() __builtin_expect(shoal_obs_level != 0, 0)
+
+#define SHOAL_OBS_SPAN(sp, family, name, peer, bytes)                                                             \
+    struct shoal_obs_span sp __attribute__((cleanup(shoal_obs_close)));                                           \
+    sp.t0 = SHOAL_OBS_ON() ? shoal_obs_begin(&sp, (family), (name), (peer), (bytes)) : 0
+
+/* The team a collective span runs on. */
+#define SHOAL_OBS_TEAM(sp, slot)                                                                                  \
+    do {                                                                                                          \
+        if (__builtin_expect((sp).t0 != 0, 0)) (sp).team = (slot);                                               \
+    } while (0)
+
+/* The algorithm the collective layer chose: kept by the innermost open
+ * span of this thread that has none yet. */
+void shoal_obs_algo(const char *algo);
+#define SHOAL_OBS_ALGO(algo)                                                                                      \
+    do {                                                                                                          \
+        if (SHOAL_OBS_ON()) shoal_obs_algo(algo);                                                                 \
+    } while (0)
+
+/* A signal word at (seg, off) on PE pe now holds value: the sender's end of
+ * a flow arrow (on the innermost open span of this thread) ... */
+void shoal_obs_signal_sent(int pe, int seg, size_t off, uint64_t value);
+#define SHOAL_OBS_SIGNAL_SENT(pe, seg, off, value)                                                                \
+    do {                                                                                                          \
+        if (SHOAL_OBS_ON()) shoal_obs_signal_sent((pe), (seg), (off), (value));                                   \
+    } while (0)
+/* ... and the waiter's end: its wait on the word at addr (this PE's)
+ * returned having seen value. */
+void shoal_obs_wait_seen(struct shoal_obs_span *s, const void *addr, uint64_t value);
+#define SHOAL_OBS_WAIT_SEEN(sp, addr, value)                                                                      \
+    do {                                                                                                          \
+        if (__builtin_expect((sp).t0 != 0, 0)) shoal_obs_wait_seen(&(sp), (addr), (value));                       \
+    } while (0)
+
+/* shmem_pcontrol: 0, 1 or 2 (larger values count as 2, negative as 0). */
+void shoal_obs_pcontrol(int level);
+
+/* shmem_init, once the runtime is up: reads SHMEM_TRACE, SHMEM_STATS and
+ * SHMEM_TRACE_BUFFER (already checked by the configuration table). */
+void shoal_obs_init(void);
+/* shmem_finalize (or the exit handler): stops recording and writes this
+ * PE's trace and statistics parts. */
+void shoal_obs_finish(void);
+
+#endif
