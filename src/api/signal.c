@@ -33,12 +33,16 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
         shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
     uint64_t *remote = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
-        uint64_t now = signal; /* what the word holds after this update: the flow arrow's key */
-        if (sig_op == SHMEM_SIGNAL_SET)
+        /* The trace's flow arrow is keyed by what the word holds after the
+         * update. Each branch reports its own: merging them into one
+         * variable is miscompiled by GCC 12.2 at -O2 (twice the old value). */
+        if (sig_op == SHMEM_SIGNAL_SET) {
             __atomic_store_n(remote, signal, __ATOMIC_RELEASE);
-        else
-            now += __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
-        SHOAL_OBS_SIGNAL_SENT(pe, seg, off, now);
+            SHOAL_OBS_SIGNAL_SENT(pe, seg, off, signal);
+        } else {
+            uint64_t now = __atomic_add_fetch(remote, signal, __ATOMIC_RELEASE);
+            SHOAL_OBS_SIGNAL_SENT(pe, seg, off, now);
+        }
         return;
     }
     shoal_status_t st = shoal_rt.transport->amo(ctx->tctx, pe, seg, off, 8,
