@@ -47,6 +47,8 @@ if [ $build_only = 0 ]; then
         python3-mpi4py python3-torch libtorch-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
+    # scripts/trace_plot.py (SHMEM_TRACE as a PNG) and its test, tests/observe.
+    dpkg -s python3-matplotlib >/dev/null 2>&1 || need="$need python3-matplotlib"
 fi
 for extra in "$@"; do
     dpkg -s "$extra" >/dev/null 2>&1 || need="$need $extra"
