@@ -31,7 +31,7 @@ enum shoal_obs_family {
 };
 
 struct shoal_obs_span {
-    uint64_t t0; /* start, ns since the trace epoch; 0: this span is not recorded */
+    uint64_t t0; /* start stamp (track.h); set only while recorded */
     const char *name;
     struct shoal_obs_span *outer; /* the span this one is nested in, this thread */
     uint64_t bytes;
@@ -46,24 +46,37 @@ struct shoal_obs_span {
  * set, or after shmem_pcontrol(0). */
 extern int shoal_obs_level;
 
+/* Returns the start stamp, or 0 when this span is not recorded. */
 uint64_t shoal_obs_begin(struct shoal_obs_span *s, int family, const char *name, int peer, uint64_t bytes);
 void shoal_obs_end(struct shoal_obs_span *s);
 
-static inline void shoal_obs_close(struct shoal_obs_span *s)
+/* What closes a span. Apart from the span itself so that, when nothing is
+ * recorded, it lives in a register: the span's fields are never written and
+ * its closing test reads no memory. */
+struct shoal_obs_guard {
+    uint64_t t0; /* 0: not recorded */
+    struct shoal_obs_span *span;
+};
+
+static inline void shoal_obs_close(struct shoal_obs_guard *g)
 {
-    if (__builtin_expect(s->t0 != 0, 0)) shoal_obs_end(s);
+    if (__builtin_expect(g->t0 != 0, 0)) shoal_obs_end(g->span);
 }
 
-#define SHOAL_OBS_ON() __builtin_expect(shoal_obs_level != 0, 0)
+/* A relaxed load (a plain mov): shmem_pcontrol may change the level while
+ * other threads record. */
+#define SHOAL_OBS_ON() __builtin_expect(__atomic_load_n(&shoal_obs_level, __ATOMIC_RELAXED) != 0, 0)
 
 #define SHOAL_OBS_SPAN(sp, family, name, peer, bytes)                                                             \
-    struct shoal_obs_span sp __attribute__((cleanup(shoal_obs_close)));                                           \
-    sp.t0 = SHOAL_OBS_ON() ? shoal_obs_begin(&sp, (family), (name), (peer), (bytes)) : 0
+    struct shoal_obs_span sp;                                                                                     \
+    struct shoal_obs_guard sp##_guard __attribute__((cleanup(shoal_obs_close))) = {                               \
+        SHOAL_OBS_ON() ? shoal_obs_begin(&sp, (family), (name), (peer), (bytes)) : 0, &sp}
+#define SHOAL_OBS_RECORDING(sp) __builtin_expect((sp##_guard).t0 != 0, 0)
 
 /* The team a collective span runs on. */
 #define SHOAL_OBS_TEAM(sp, slot)                                                                                  \
     do {                                                                                                          \
-        if (__builtin_expect((sp).t0 != 0, 0)) (sp).team = (slot);                                               \
+        if (SHOAL_OBS_RECORDING(sp)) (sp).team = (slot);                                                          \
     } while (0)
 
 /* The algorithm the collective layer chose: kept by the innermost open
@@ -86,7 +99,7 @@ void shoal_obs_signal_sent(int pe, int seg, size_t off, uint64_t value);
 void shoal_obs_wait_seen(struct shoal_obs_span *s, const void *addr, uint64_t value);
 #define SHOAL_OBS_WAIT_SEEN(sp, addr, value)                                                                      \
     do {                                                                                                          \
-        if (__builtin_expect((sp).t0 != 0, 0)) shoal_obs_wait_seen(&(sp), (addr), (value));                       \
+        if (SHOAL_OBS_RECORDING(sp)) shoal_obs_wait_seen(&(sp), (addr), (value));                                 \
     } while (0)
 
 /* shmem_pcontrol: 0, 1 or 2 (larger values count as 2, negative as 0). */

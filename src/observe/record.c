@@ -1,14 +1,24 @@
 /* record.c: opening and closing spans, one track per thread (track.h).
  *
- * Clock: CLOCK_REALTIME, so the PEs of a host (and hosts kept in step by
- * NTP) share one time line; times are kept as ns since an epoch every PE
- * agrees on (oshrun's start, else the last multiple of 10^5 s). */
+ * Clock: spans are stamped with the TSC where the kernel itself keeps time
+ * by it (its clocksource is "tsc": constant and synchronised across
+ * cores), else with CLOCK_REALTIME. Reading the TSC costs a few ns where a
+ * clock_gettime may cost 170 ns (a virtual machine without a usable vDSO).
+ * TSC stamps are turned into CLOCK_REALTIME ns at write time from two
+ * anchors (init and finalize), so the PEs of a host (and hosts kept in step
+ * by NTP) share one time line, in ns since an epoch every PE agrees on
+ * (oshrun's start, else the last multiple of 10^5 s). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
 
 #include "core/route.h"
 #include "core/runtime.h"
@@ -39,13 +49,53 @@ int shoal_obs_family_blocks(int family)
            family == SHOAL_OBS_LOCK;
 }
 
-static uint64_t now_ns(void)
+static int use_tsc;
+static uint64_t anchor_stamp[2], anchor_ns[2]; /* at init, at finalize */
+static double ns_per_tick = 1.0;
+
+static uint64_t realtime_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - shoal_obs.epoch_ns;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - shoal_obs.epoch_ns;
+}
+
+static inline uint64_t stamp(void)
+{
+#ifdef HAVE_TSC
+    if (use_tsc) return __rdtsc();
+#endif
+    uint64_t t = realtime_ns();
     return t ? t : 1;
 }
+
+/* One anchor: a stamp and the CLOCK_REALTIME ns of the same moment (the
+ * stamps either side of the clock read, averaged). */
+static void take_anchor(int which)
+{
+    uint64_t a = stamp(), ns = realtime_ns(), b = stamp();
+    anchor_stamp[which] = a + (b - a) / 2;
+    anchor_ns[which] = ns;
+}
+
+static int kernel_clock_is_tsc(void)
+{
+    char name[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f) return 0;
+    int ok = fgets(name, sizeof name, f) && !strncmp(name, "tsc", 3);
+    fclose(f);
+    return ok;
+}
+
+uint64_t shoal_obs_stamp_ns(uint64_t s)
+{
+    if (!use_tsc) return s;
+    double d = ((double)s - (double)anchor_stamp[0]) * ns_per_tick + (double)anchor_ns[0];
+    return d > 0 ? (uint64_t)d : 0;
+}
+
+uint64_t shoal_obs_ticks_ns(uint64_t ticks) { return use_tsc ? (uint64_t)((double)ticks * ns_per_tick) : ticks; }
 
 static struct shoal_obs_track *new_track(void)
 {
@@ -76,7 +126,7 @@ static struct shoal_obs_track *new_track(void)
 uint64_t shoal_obs_begin(struct shoal_obs_span *s, int family, const char *name, int peer, uint64_t bytes)
 {
     /* Level 1 records only the calls the program made. */
-    if (innermost && shoal_obs_level < 2) return 0;
+    if (innermost && __atomic_load_n(&shoal_obs_level, __ATOMIC_RELAXED) < 2) return 0;
     if (!my_track) {
         if (track_failed || !(my_track = new_track())) {
             track_failed = 1; /* out of memory: this thread goes unrecorded */
@@ -92,14 +142,14 @@ uint64_t shoal_obs_begin(struct shoal_obs_span *s, int family, const char *name,
     s->flow_out = s->flow_in = 0;
     s->outer = innermost;
     innermost = s;
-    return now_ns();
+    return s->t0 = stamp();
 }
 
 static void count(struct shoal_obs_track *t, const struct shoal_obs_span *s, uint64_t dur)
 {
     t->calls[s->family]++;
     t->bytes[s->family] += s->bytes;
-    if (shoal_obs_family_blocks(s->family)) t->blocked_ns[s->family] += dur;
+    if (shoal_obs_family_blocks(s->family)) t->blocked[s->family] += dur;
     /* The byte matrix holds one-sided traffic: what a collective moves is
      * the collective layer's business, not the caller's. */
     if (s->peer >= 0 && s->peer < shoal_rt.n_pes && s->family <= SHOAL_OBS_SIGNAL) t->peer_bytes[s->peer] += s->bytes;
@@ -107,7 +157,7 @@ static void count(struct shoal_obs_track *t, const struct shoal_obs_span *s, uin
 
 void shoal_obs_end(struct shoal_obs_span *s)
 {
-    uint64_t end = now_ns();
+    uint64_t end = stamp();
     uint64_t dur = end > s->t0 ? end - s->t0 : 0;
     struct shoal_obs_track *t = my_track;
     innermost = s->outer;
@@ -182,6 +232,10 @@ void shoal_obs_init(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     shoal_obs.epoch_ns = epoch && epoch[0] ? strtoull(epoch, NULL, 10)
                                            : (uint64_t)(ts.tv_sec - ts.tv_sec % 100000) * 1000000000u;
+#ifdef HAVE_TSC
+    use_tsc = (shoal_obs.trace || shoal_obs.stats) && kernel_clock_is_tsc();
+#endif
+    if (use_tsc) take_anchor(0);
     apply_level();
 }
 
@@ -189,6 +243,18 @@ void shoal_obs_finish(void)
 {
     if (!shoal_obs.trace && !shoal_obs.stats) return;
     __atomic_store_n(&shoal_obs_level, 0, __ATOMIC_RELAXED);
+    if (use_tsc) {
+        /* The TSC's rate against CLOCK_REALTIME over the run, measured over
+         * at least a few ms so the clock reads' own cost does not matter. */
+        const struct timespec ms = {0, 1000000};
+        take_anchor(1);
+        for (int i = 0; i < 50 && (anchor_ns[1] < anchor_ns[0] + 5000000 || anchor_stamp[1] <= anchor_stamp[0]); i++) {
+            nanosleep(&ms, NULL);
+            take_anchor(1);
+        }
+        if (anchor_ns[1] > anchor_ns[0] && anchor_stamp[1] > anchor_stamp[0]) /* else the clock stepped back */
+            ns_per_tick = (double)(anchor_ns[1] - anchor_ns[0]) / (double)(anchor_stamp[1] - anchor_stamp[0]);
+    }
     if (shoal_obs.trace) shoal_obs_write_trace();
     if (shoal_obs.stats) shoal_obs_write_stats();
     pthread_mutex_lock(&tracks_lock);

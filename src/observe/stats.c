@@ -19,6 +19,7 @@
 #include "util/log.h"
 
 struct totals {
+    /* blocked_ns holds stamps until shoal_obs_write_stats converts it */
     uint64_t calls[SHOAL_OBS_FAMILIES], bytes[SHOAL_OBS_FAMILIES], blocked_ns[SHOAL_OBS_FAMILIES];
     uint64_t *peer_bytes;
 };
@@ -29,7 +30,7 @@ static void sum_tracks(struct totals *s)
         for (int f = 0; f < SHOAL_OBS_FAMILIES; f++) {
             s->calls[f] += t->calls[f];
             s->bytes[f] += t->bytes[f];
-            s->blocked_ns[f] += t->blocked_ns[f];
+            s->blocked_ns[f] += t->blocked[f];
         }
         for (int pe = 0; pe < shoal_rt.n_pes; pe++) s->peer_bytes[pe] += t->peer_bytes[pe];
     }
@@ -80,6 +81,7 @@ void shoal_obs_write_stats(void)
     struct totals s = {.peer_bytes = calloc((size_t)shoal_rt.n_pes, sizeof(uint64_t))};
     if (!s.peer_bytes) return;
     sum_tracks(&s);
+    for (int f = 0; f < SHOAL_OBS_FAMILIES; f++) s.blocked_ns[f] = shoal_obs_ticks_ns(s.blocked_ns[f]);
     char path[4096];
     if (shoal_obs.dir)
         snprintf(path, sizeof path, "%s/stats.%d.part", shoal_obs.dir, shoal_rt.my_pe);

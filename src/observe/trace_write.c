@@ -31,7 +31,8 @@ static void write_event(FILE *f, int pe, int tid, const struct shoal_obs_event *
 {
     char team[32];
     fprintf(f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d,\"args\":{",
-            e->name, shoal_obs_family_name(e->family), us(e->t0), us(e->dur), pe, tid);
+            e->name, shoal_obs_family_name(e->family), us(shoal_obs_stamp_ns(e->t0)), us(shoal_obs_ticks_ns(e->dur)),
+            pe, tid);
     const char *sep = "";
     if (e->peer >= 0) {
         fprintf(f, "\"peer\":%d", e->peer);
@@ -43,11 +44,11 @@ static void write_event(FILE *f, int pe, int tid, const struct shoal_obs_event *
         fprintf(f, ",\"team\":\"%s\"", team);
     }
     if (e->algo) fprintf(f, ",\"algorithm\":\"%s\"", e->algo);
-    if (shoal_obs_family_blocks(e->family)) fprintf(f, ",\"blocked_us\":%.3f", us(e->dur));
+    if (shoal_obs_family_blocks(e->family)) fprintf(f, ",\"blocked_us\":%.3f", us(shoal_obs_ticks_ns(e->dur)));
     if (e->depth) fprintf(f, ",\"depth\":%u", (unsigned)e->depth);
     fprintf(f, "}},\n");
     /* Flow ends sit inside their slice, which is what they bind to. */
-    double mid = us(e->t0 + e->dur / 2);
+    double mid = us(shoal_obs_stamp_ns(e->t0 + e->dur / 2));
     if (e->flow_out)
         fprintf(f, "{\"name\":\"signal\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,\"pid\":%d,\"tid\":%d},\n",
                 (unsigned long long)e->flow_out, mid, pe, tid);
@@ -68,7 +69,7 @@ static void write_track(FILE *f, int pe, const struct shoal_obs_track *t)
         fprintf(f,
                 "{\"name\":\"trace ring buffer overflow\",\"cat\":\"shoal\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,"
                 "\"pid\":%d,\"tid\":%d,\"args\":{\"dropped\":%llu,\"kept\":%zu}},\n",
-                us(t->ring[first % t->cap].t0), pe, t->index, (unsigned long long)first, t->cap);
+                us(shoal_obs_stamp_ns(t->ring[first % t->cap].t0)), pe, t->index, (unsigned long long)first, t->cap);
         shoal_log_write(SHOAL_LOG_WARN, NULL,
                         "SHMEM_TRACE: thread %d recorded %llu events; the ring buffer holds %zu, so the %llu "
                         "oldest were dropped (raise SHMEM_TRACE_BUFFER)",

@@ -13,8 +13,14 @@
 
 #include "observe/observe.h"
 
+/* Times are recorded in stamps of the recording clock (record.c: the TSC
+ * where the kernel keeps time by it, else CLOCK_REALTIME in ns) and turned
+ * into ns only when written. */
+uint64_t shoal_obs_stamp_ns(uint64_t stamp); /* ns since the trace epoch */
+uint64_t shoal_obs_ticks_ns(uint64_t ticks); /* a duration */
+
 struct shoal_obs_event {
-    uint64_t t0, dur; /* ns */
+    uint64_t t0, dur; /* stamps */
     const char *name, *algo;
     uint64_t bytes, flow_out, flow_in;
     int32_t peer, team;
@@ -31,7 +37,7 @@ struct shoal_obs_track {
     size_t cap;
     uint64_t written;
     /* Statistics of the calls the program made (outermost spans). */
-    uint64_t calls[SHOAL_OBS_FAMILIES], bytes[SHOAL_OBS_FAMILIES], blocked_ns[SHOAL_OBS_FAMILIES];
+    uint64_t calls[SHOAL_OBS_FAMILIES], bytes[SHOAL_OBS_FAMILIES], blocked[SHOAL_OBS_FAMILIES]; /* stamps */
     uint64_t *peer_bytes; /* n_pes entries: bytes this thread moved to/from each PE */
 };
 
