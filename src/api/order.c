@@ -17,8 +17,8 @@
  * their per-PE form, does the same. */
 static void fence(const char *call, shmem_ctx_t ctx)
 {
+    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, fence(call, ctx));
     shoal_check_init(call);
-    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ORDER, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->fence(ctx->tctx);
@@ -26,8 +26,8 @@ static void fence(const char *call, shmem_ctx_t ctx)
 
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
+    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, quiet(call, ctx));
     shoal_check_init(call);
-    SHOAL_OBS_SPAN(sp, SHOAL_OBS_ORDER, call, -1, 0);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->quiet(ctx->tctx);

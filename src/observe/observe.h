@@ -73,6 +73,38 @@ static inline void shoal_obs_close(struct shoal_obs_guard *g)
         SHOAL_OBS_ON() ? shoal_obs_begin(&sp, (family), (name), (peer), (bytes)) : 0, &sp}
 #define SHOAL_OBS_RECORDING(sp) __builtin_expect((sp##_guard).t0 != 0, 0)
 
+/* The hottest entry points (put, get, p, g, atomics, fence, quiet) are
+ * observed by calling themselves again inside a span instead, so that when
+ * nothing is recorded their code is what it was without tracing, down to
+ * the tail call of memcpy: one test of the level on entry, none on exit.
+ * At their top:
+ *
+ *     SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, shoal_api_put(ctx, dest, ...));
+ *
+ * and, once their checks have found the world PE and the size:
+ *
+ *     SHOAL_OBS_ARGS(pe, bytes);
+ */
+/* A WRAP never nests in another (the flag), so each thread needs one span
+ * for them, kept in record.c: no stack frame for it when nothing records. */
+extern _Thread_local int shoal_obs_wrapping;
+int shoal_obs_wrap_begin(int family, const char *name);
+void shoal_obs_wrap_end(int opened);
+void shoal_obs_args(int peer, uint64_t bytes);
+#define SHOAL_OBS_WRAP(family, name, self_call)                                                                   \
+    do {                                                                                                          \
+        if (SHOAL_OBS_ON() && !shoal_obs_wrapping) {                                                              \
+            int wrap_opened_ = shoal_obs_wrap_begin((family), (name));                                            \
+            self_call;                                                                                            \
+            shoal_obs_wrap_end(wrap_opened_);                                                                     \
+            return;                                                                                               \
+        }                                                                                                         \
+    } while (0)
+#define SHOAL_OBS_ARGS(peer, bytes)                                                                               \
+    do {                                                                                                          \
+        if (SHOAL_OBS_ON()) shoal_obs_args((peer), (bytes));                                                      \
+    } while (0)
+
 /* The team a collective span runs on. */
 #define SHOAL_OBS_TEAM(sp, slot)                                                                                  \
     do {                                                                                                          \
