@@ -74,10 +74,23 @@ def main():
     for e in events:
         if e.get("ph") in ("s", "f"):
             flows.setdefault(e["id"], {}).setdefault(e["ph"], []).append(e)
+    by_track = {}
+    for e in spans:
+        by_track.setdefault((e["pid"], e["tid"]), []).append(e)
+
+    def slice_end(p):
+        """End of the innermost span holding flow point p (what it binds to), in ms."""
+        holding = [e for e in by_track.get((p["pid"], p["tid"]), []) if e["ts"] <= p["ts"] <= e["ts"] + e["dur"]]
+        if not holding:
+            return ms(p["ts"])
+        inner = min(holding, key=lambda e: e["dur"])
+        return ms(inner["ts"] + inner["dur"])
+
     arrows = 0
     for ends in flows.values():
         for s, f in zip(ends.get("s", []), ends.get("f", [])):
-            xs, xf = ms(s["ts"]), ms(f["ts"])
+            # From the end of the put_signal to the end of the wait it released.
+            xs, xf = slice_end(s), slice_end(f)
             if xf < lo or xs > hi or (s["pid"], s["tid"]) not in row or (f["pid"], f["tid"]) not in row:
                 continue
             ys, yf = row[(s["pid"], s["tid"])], row[(f["pid"], f["tid"])]

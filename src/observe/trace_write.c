@@ -47,8 +47,10 @@ static void write_event(FILE *f, int pe, int tid, const struct shoal_obs_event *
     if (shoal_obs_family_blocks(e->family)) fprintf(f, ",\"blocked_us\":%.3f", us(shoal_obs_ticks_ns(e->dur)));
     if (e->depth) fprintf(f, ",\"depth\":%u", (unsigned)e->depth);
     fprintf(f, "}},\n");
-    /* Flow ends sit inside their slice, which is what they bind to. */
-    double mid = us(shoal_obs_stamp_ns(e->t0 + e->dur / 2));
+    /* Flow ends sit inside their slice, which is what they bind to: 1 ns
+     * before it ends (the signal went out, the wait saw it, at the end). */
+    uint64_t start = shoal_obs_stamp_ns(e->t0), dur = shoal_obs_ticks_ns(e->dur);
+    double mid = us(dur > 2 ? start + dur - 1 : start + dur / 2);
     if (e->flow_out)
         fprintf(f, "{\"name\":\"signal\",\"cat\":\"signal\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,\"pid\":%d,\"tid\":%d},\n",
                 (unsigned long long)e->flow_out, mid, pe, tid);
