@@ -1,7 +1,8 @@
 #!/bin/sh
 # observe_test.sh CASE NPES OSHRUN PROG CHECKER [PLOT_SCRIPT]: runs observe_prog under
 # oshrun with SHMEM_TRACE / SHMEM_STATS and checks what they wrote
-# (check_observe.py). Cases: trace, pcontrol, overflow, stats_table, stats_json, plot.
+# (check_observe.py). Cases: trace, pcontrol, overflow, stats_table, stats_json,
+# stats_ofi (the same counts when every PE goes through libfabric), plot.
 set -u
 case_=$1 npes=$2 oshrun=$3 prog=$4 checker=$5 plot=${6:-}
 py=/usr/bin/python3
@@ -25,6 +26,8 @@ pcontrol) run pcontrol SHMEM_TRACE="$dir/t.json" SHMEM_STATS="json:$dir/s.json" 
 overflow) run overflow SHMEM_TRACE="$dir/t.json" SHMEM_TRACE_BUFFER=64 &&
     $py "$checker" trace overflow "$npes" "$dir/t.json" "$dir/err" ;;
 stats_table) run plain SHMEM_STATS=1 && $py "$checker" stats-table plain "$npes" "$dir/out" ;;
+stats_ofi) run plain SHMEM_TRANSPORT=ofi FI_TCP_IFACE=lo SHMEM_STATS="json:$dir/s.json" &&
+    $py "$checker" stats-json plain "$npes" "$dir/s.json" ;;
 stats_json) run overflow SHMEM_STATS="json:$dir/s.json" && $py "$checker" stats-json overflow "$npes" "$dir/s.json" ;;
 plot)
     if ! $py -c 'import matplotlib' 2>/dev/null; then
