@@ -12,7 +12,8 @@ allowed() {
     core) echo "util boot heap transport core" ;;
     sync) echo "util boot heap transport core sync" ;;
     coll) echo "util boot heap transport core sync coll" ;;
-    api) echo "util boot heap transport core sync coll api" ;;
+    cuda) echo "util boot heap transport core sync coll cuda" ;;
+    api) echo "util boot heap transport core sync coll cuda api" ;;
     *) echo "" ;;
     esac
 }

@@ -42,6 +42,8 @@ struct shoal_config {
     long bootstrap_liveness_timeout;
     /* 0: globals stay private (Python: its globals are the interpreter's). */
     int symmetric_static;
+    /* Bytes of GPU heap per PE (issue 18, src/cuda). */
+    size_t gpu_symmetric_size;
 };
 
 struct shoal_config_var {
