@@ -8,10 +8,13 @@
  * from inside kernels.
  *
  * A peer on this host is reached by loads and stores through its GPU heap,
- * mapped here by CUDA IPC. Any other peer is reached through the proxy: the
- * kernel posts a request into a ring in pinned host memory and a thread of
- * this PE serves it with the host API (the ring's layout is below; its
- * ordering is described in docs/cuda.md).
+ * mapped here by CUDA IPC. The host symmetric heap (shmem_malloc memory) of
+ * any PE, and PEs on other hosts, are reached through the proxy: the kernel
+ * posts a request into a ring in pinned host memory and a thread of this PE
+ * serves it with the host API (the ring's layout is below; its ordering is
+ * described in docs/cuda.md). The proxy runs when the program initialised
+ * with SHMEM_THREAD_MULTIPLE; the GPU heap of a PE on another host is not
+ * reachable (the proxy refuses it in one line).
  *
  * Each .cu file that calls the device API holds its own copy of the device
  * state: call shmemx_cuda_bind() once in that file after the first
@@ -135,11 +138,14 @@ __device__ __forceinline__ int shmemx_cuda_my_pe(void) { return shmemx_cuda_dev.
 __device__ __forceinline__ int shmemx_cuda_n_pes(void) { return shmemx_cuda_dev.n_pes; }
 
 /* pe's copy of GPU heap address dest as this GPU reaches it; NULL when pe is
- * on another host (the proxy serves it). */
+ * on another host or dest is not in the GPU heap (a host symmetric address:
+ * the proxy serves both). */
 __device__ __forceinline__ void *shmemx_cuda_ptr(const void *dest, int pe)
 {
+    size_t off = (size_t)((const char *)dest - shmemx_cuda_dev.heap_base);
+    if (off >= shmemx_cuda_dev.heap_size) return NULL;
     char *b = shmemx_cuda_dev.peer_base[pe];
-    return b ? b + ((const char *)dest - shmemx_cuda_dev.heap_base) : NULL;
+    return b ? b + off : NULL;
 }
 
 /* -- The proxy ring, producer side: a ticket from device memory, the slot

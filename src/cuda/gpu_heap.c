@@ -85,7 +85,7 @@ static int make_local(struct gpu_card *mine, char *why, size_t whylen)
     return 0;
 }
 
-/* Maps the peers of this host, starts the proxy if any peer is elsewhere. */
+/* Maps the peers of this host; starts the proxy at SHMEM_THREAD_MULTIPLE. */
 static void map_peers(const struct gpu_card *cards)
 {
     const struct shoal_cudart *c = shoal_gpu.cuda;
@@ -108,11 +108,13 @@ static void map_peers(const struct gpu_card *cards)
     if (e == cudaSuccess)
         e = c->Memcpy(shoal_gpu.peer_base_dev, shoal_gpu.peer_base, (size_t)n * sizeof(char *), cudaMemcpyHostToDevice);
     if (e != cudaSuccess) gpu_fail("shmemx_gpu_malloc", "cannot copy the peer table: %s", c->GetErrorString(e));
-    if (!shoal_gpu.remote_peers) return;
-    if (shoal_rt.thread_level != SHMEM_THREAD_MULTIPLE)
+    /* Kernels reach other hosts, and the host heap anywhere, through the
+     * proxy thread, which calls the host API beside the program's threads. */
+    if (shoal_gpu.remote_peers && shoal_rt.thread_level != SHMEM_THREAD_MULTIPLE)
         gpu_fail("shmemx_gpu_malloc", "%s",
                  "PEs on other hosts are reached through a proxy thread, which needs "
                  "shmem_init_thread(SHMEM_THREAD_MULTIPLE)");
+    if (shoal_rt.thread_level != SHMEM_THREAD_MULTIPLE) return;
     e = c->HostAlloc(&ring_mem, shoal_proxy_ring_bytes(PROXY_RING_SLOTS), cudaHostAllocMapped | cudaHostAllocPortable);
     if (e != cudaSuccess) gpu_fail("shmemx_gpu_malloc", "cannot allocate the proxy ring: %s", c->GetErrorString(e));
     shoal_proxy_ring_init(ring_mem, PROXY_RING_SLOTS, &proxy.ring);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void proxy_fail(const shmemx_proxy_request_t *r, const char *why)
 {
@@ -118,7 +119,10 @@ static void *proxy_main(void *arg)
         if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
             __atomic_load_n(&p->ring->head, __ATOMIC_ACQUIRE) <= __atomic_load_n(&p->ring->served, __ATOMIC_RELAXED))
             break;
+        /* Spin, then yield, then nap: an idle proxy must not take a core
+         * from PEs that outnumber them. */
         if (++idle > 64) sched_yield();
+        if (idle > 4096) nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
     }
     return NULL;
 }
