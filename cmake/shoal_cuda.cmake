@@ -60,5 +60,6 @@ function(shoal_cuda_target target)
   endforeach()
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-function --Werror=all-warnings>)
-  target_link_libraries(${target} PRIVATE CUDA::cudart)
+  # Static: the programs carry their runtime, as nvcc links them by default.
+  target_link_libraries(${target} PRIVATE CUDA::cudart_static)
 endfunction()

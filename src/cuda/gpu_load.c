@@ -1,5 +1,4 @@
-/* gpu_load.c: dlopens the CUDA runtime of the major version Shoal was
- * compiled against (gpu_load.h). */
+/* gpu_load.c: dlopens the CUDA runtime (gpu_load.h). */
 #include "cuda/gpu_load.h"
 
 #include <dlfcn.h>
@@ -20,16 +19,19 @@ static int loaded;
 const struct shoal_cudart *shoal_cudart_load(char *err, size_t errlen)
 {
     if (loaded) return &rt;
+    /* The runtime of the major version Shoal was compiled against first
+     * (CUDA 11's soname carries a minor version), then any other: the calls
+     * used here keep their ABI across majors. */
     char path[64];
-    /* CUDA 11's soname carries a minor version, later ones do not. */
     if (CUDART_VERSION / 1000 == 11)
         snprintf(path, sizeof path, "libcudart.so.11.0");
     else
         snprintf(path, sizeof path, "libcudart.so.%d", CUDART_VERSION / 1000);
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libcudart.so", RTLD_NOW | RTLD_LOCAL);
+    const char *others[] = {path, "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof others / sizeof others[0] && !lib; i++) lib = dlopen(others[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(err, errlen, "cannot load the CUDA runtime (%s): %s", path, dlerror());
+        snprintf(err, errlen, "cannot load the CUDA runtime (%s or another major version)", path);
         return NULL;
     }
     SYM(GetDeviceCount, "cudaGetDeviceCount");
