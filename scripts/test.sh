@@ -9,10 +9,13 @@
 # heap) and the start-up scale table, then the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
 # ThreadSanitizer, one 2-PE run under valgrind's memcheck, and a bounded
-# libFuzzer run of each fuzz target. Prints the time each stage took, and
-# ends with one line "N passed, N failed" covering every stage: ctest cases,
-# plus one for each other check (each build, the install check, the
-# start-up scale table, each valgrind run, the fuzzing).
+# libFuzzer run of each fuzz target. Where nvcc is installed, the CUDA part
+# is compiled too and its GPU tests run (or skip without a GPU). Prints the
+# time each stage took, and ends with one line "N passed, N failed" covering
+# every stage: ctest cases, plus one for each other check (each build, the
+# install check, the start-up scale table, each valgrind run, the fuzzing).
+# Skipped ctest cases (exit 77) count as neither; a line "N skipped" comes
+# just before the last one when there are any.
 # About 20 minutes on 2 idle cores (1168 s in the last full CI run), up to
 # 40 on a loaded host. Switches:
 #   SHOAL_SKIP_STRESS=1      leaves out the stress and start-up scale stages

@@ -81,7 +81,8 @@ __global__ void fused(float *c, float *recv, uint64_t *sig, float *stage, const 
         int ti = t / tn, tj = t % tn;
         for (size_t e = threadIdx.x; e < tile_elems; e += blockDim.x) {
             float s = 0;
-            for (int p = 0; p < npes; p++) s += recv[((size_t)p * tiles + t) * tile_elems + e];
+            /* Past L1: the peers wrote these while this kernel ran. */
+            for (int p = 0; p < npes; p++) s += __ldcg(&recv[((size_t)p * tiles + t) * tile_elems + e]);
             c[(size_t)(ti * TILE + e / TILE) * N + tj * TILE + e % TILE] = s;
         }
     }

@@ -65,7 +65,7 @@ __global__ void signal_kernel(struct bufs b, int next, int prev)
         if (t == 0) shmemx_cuda_signal_wait_until(b.sig, SHMEM_CMP_GE, (uint64_t)i + 1);
         __syncthreads();
         /* Chunk i from prev is complete once its signal is seen. */
-        const char *chunk = b.sig_data + (size_t)i * SIG_CHUNK;
+        const volatile char *chunk = b.sig_data + (size_t)i * SIG_CHUNK;
         for (unsigned k = t; k < SIG_CHUNK; k += blockDim.x)
             if (chunk[k] != (char)(prev * 31 + i + (int)k)) atomicAdd(b.errors, 1);
         __syncthreads();
