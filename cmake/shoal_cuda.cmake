@@ -1,5 +1,5 @@
 # The CUDA part (docs/cuda.md): SHOAL_CUDA=AUTO turns it on when nvcc is
-# found, ON requires it, OFF leaves it out. The library stays C11: its CUDA
+# found (not in sanitizer or fuzzer builds), ON requires it, OFF leaves it out. The library stays C11: its CUDA
 # host code includes cuda_runtime_api.h and loads libcudart at run time;
 # nvcc builds only the GPU tests, the example and the benchmark (sm_90
 # code and compute_90 PTX).
@@ -9,7 +9,10 @@
 # wrapper suggests; clang-14 is installed for the fuzzers).
 set(SHOAL_CUDA AUTO CACHE STRING "CUDA device API: AUTO (on when nvcc is found), ON or OFF")
 set(SHOAL_HAVE_CUDA OFF)
-if(NOT SHOAL_CUDA STREQUAL "OFF")
+# AUTO leaves sanitizer and fuzzer builds alone: their flags are not nvcc's.
+if(SHOAL_CUDA STREQUAL "AUTO" AND (SHOAL_SANITIZE OR SHOAL_BUILD_FUZZERS))
+  message(STATUS "CUDA part left out of this sanitizer/fuzzer build (SHOAL_CUDA=ON forces it)")
+elseif(NOT SHOAL_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER)
     find_program(SHOAL_NVCC nvcc)
     if(SHOAL_NVCC)
