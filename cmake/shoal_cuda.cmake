@@ -43,7 +43,11 @@ elseif(NOT SHOAL_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual CACHE STRING "GPU code to build: sm_90 and compute_90 PTX" FORCE)
     endif()
     set(CMAKE_CUDA_STANDARD 17)
-    message(STATUS "CUDA ${CMAKE_CUDA_COMPILER_VERSION} (host compiler ${CMAKE_CUDA_HOST_COMPILER}): "
+    set(shoal_cuda_host "${CMAKE_CUDA_HOST_COMPILER}")
+    if(NOT shoal_cuda_host)
+      set(shoal_cuda_host "nvcc's default")
+    endif()
+    message(STATUS "CUDA ${CMAKE_CUDA_COMPILER_VERSION} (host compiler ${shoal_cuda_host}): "
                    "GPU heap and device API built for ${CMAKE_CUDA_ARCHITECTURES}")
   elseif(SHOAL_CUDA STREQUAL "ON")
     message(FATAL_ERROR "SHOAL_CUDA=ON but no usable nvcc and CUDA toolkit (install nvidia-cuda-toolkit)")
