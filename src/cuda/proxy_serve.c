@@ -54,6 +54,37 @@ static void do_get(struct shoal_proxy *p, const shmemx_proxy_request_t *r)
     if (p->copy(dst, b, r->size) != 0) proxy_fail(r, "copy into GPU memory failed");
 }
 
+/* p and g of 1, 2, 4 or 8 bytes are stored and loaded whole (shmem_*_p/g),
+ * so a PE polling the word never sees it torn; other sizes up to 8 are
+ * copied. Little-endian: the value is in operand's low bytes. */
+static void put_inline(const shmemx_proxy_request_t *r, void *dest)
+{
+    switch (r->size) {
+    case 1: shmem_uint8_p(dest, (uint8_t)r->operand, r->pe); break;
+    case 2: shmem_uint16_p(dest, (uint16_t)r->operand, r->pe); break;
+    case 4: shmem_uint32_p(dest, (uint32_t)r->operand, r->pe); break;
+    case 8: shmem_uint64_p(dest, r->operand, r->pe); break;
+    default:
+        if (r->size == 0 || r->size > 8) proxy_fail(r, "inline put of more than 8 bytes");
+        shmem_putmem(dest, &r->operand, r->size, r->pe);
+    }
+}
+
+static uint64_t get_inline(const shmemx_proxy_request_t *r, const void *src)
+{
+    uint64_t v = 0;
+    switch (r->size) {
+    case 1: return shmem_uint8_g(src, r->pe);
+    case 2: return shmem_uint16_g(src, r->pe);
+    case 4: return shmem_uint32_g(src, r->pe);
+    case 8: return shmem_uint64_g(src, r->pe);
+    default:
+        if (r->size == 0 || r->size > 8) proxy_fail(r, "inline get of more than 8 bytes");
+        shmem_getmem(&v, src, r->size, r->pe);
+        return v;
+    }
+}
+
 /* Executes r; returns the value of a fetching op (else 0). */
 static uint64_t execute(struct shoal_proxy *p, const shmemx_proxy_request_t *r)
 {
@@ -68,10 +99,7 @@ static uint64_t execute(struct shoal_proxy *p, const shmemx_proxy_request_t *r)
     case SHMEMX_PROXY_PUT:
         shmem_putmem(word, stage_in(p, r, (const void *)(uintptr_t)r->src, r->size), r->size, r->pe);
         return 0;
-    case SHMEMX_PROXY_PUT_INLINE:
-        if (r->size == 0 || r->size > 8) proxy_fail(r, "inline put of more than 8 bytes");
-        shmem_putmem(word, &r->operand, r->size, r->pe);
-        return 0;
+    case SHMEMX_PROXY_PUT_INLINE: put_inline(r, word); return 0;
     case SHMEMX_PROXY_GET: do_get(p, r); return 0;
     case SHMEMX_PROXY_ADD: shmem_uint64_atomic_add(word, r->operand, r->pe); return 0;
     case SHMEMX_PROXY_FETCH_ADD: return shmem_uint64_atomic_fetch_add(word, r->operand, r->pe);
@@ -83,12 +111,7 @@ static uint64_t execute(struct shoal_proxy *p, const shmemx_proxy_request_t *r)
         shmem_putmem_signal(word, stage_in(p, r, (const void *)(uintptr_t)r->src, r->size), r->size,
                             (uint64_t *)(uintptr_t)r->aux, r->operand, (int)r->operand2, r->pe);
         return 0;
-    case SHMEMX_PROXY_GET_INLINE: {
-        uint64_t v = 0;
-        if (r->size == 0 || r->size > 8) proxy_fail(r, "inline get of more than 8 bytes");
-        shmem_getmem(&v, word, r->size, r->pe);
-        return v;
-    }
+    case SHMEMX_PROXY_GET_INLINE: return get_inline(r, word);
     case SHMEMX_PROXY_FENCE: shmem_fence(); return 0;
     case SHMEMX_PROXY_QUIET: shmem_quiet(); return 0;
     default: proxy_fail(r, "unknown operation");
