@@ -20,8 +20,12 @@ reader can grep and a debugger can step into:
   include/shoal/generic*_gen.h  C11 _Generic macros (shmem_put, shmem_wait_until,
                                 shmem_atomic_fetch_add, shmem_put_signal, shmem_sum_reduce,
                                 shmem_broadcast, ...)
+  include/pshmem.h, include/shoal/pshmem_*_gen.h
+                                the profiling interface: pshmem_NAME for every function
+                                shmem.h declares (by hand or through the headers above)
   src/api/*_gen.c               one short definition per name, calling src/api/rma_api.h,
-                                wait_api.h, amo_api.h, signal_api.h or coll_api.h
+                                wait_api.h, amo_api.h, signal_api.h or coll_api.h; each
+                                defines pshmem_NAME with shmem_NAME its weak alias
   tests/names/names_*_gen.c     programs that reference every generated name (and the
                                 hand-written lock, signal, team, context and barrier names)
 
@@ -51,6 +55,7 @@ if HERE not in sys.path:
 from shoal_gen import amo, coll, generic, rma, signal, sync  # noqa: E402
 from shoal_gen.catalog import SOURCES  # noqa: E402
 from shoal_gen.names import names_tests  # noqa: E402
+from shoal_gen.profiling import pshmem_headers  # noqa: E402
 from shoal_gen.reconcile import reconcile  # noqa: E402
 from shoal_gen.render import render_source  # noqa: E402
 
@@ -70,6 +75,7 @@ def generated_files():
         "include/shoal/reduce_gen.h": coll.reduce_header(),
         "include/shoal/generic_coll_gen.h": generic.generic_coll_header(),
     }
+    files.update(pshmem_headers(ROOT, files))
     for path, summary, header, make in SOURCES:
         files[path] = render_source(summary, header, make())
     files.update(names_tests())

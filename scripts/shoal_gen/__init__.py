@@ -10,6 +10,7 @@
   catalog.py    which families go into which src/api/*_gen.c file
   generic.py    the C11 _Generic macros (generic*_gen.h)
   names.py      tests/names/names_*_gen.c, the programs that reference every name
+  profiling.py  pshmem.h and shoal/pshmem_*_gen.h, the profiling interface's pshmem_ declarations
   reconcile.py  --names: the generated and hand-written names against a list of standard names
 
 Python 3 standard library only.

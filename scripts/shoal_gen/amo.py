@@ -94,9 +94,9 @@ def amo_deprecated_name(t, old):
     return "shmem_" + t.name + "_" + old
 
 
-def amo_deprecated():
+def amo_deprecated(names=DEPRECATED_AMO):
     out = []
-    for old, key in DEPRECATED_AMO:
+    for old, key in names:
         op = AMO_OPS[key]
         for t in types_of(op.family):
             out.append(amo_fn(op, t, amo_deprecated_name(t, old), False))
@@ -110,8 +110,10 @@ SOURCES = [
      "api/amo_api.h", lambda: amo_typed(["fetch", "set", "swap"])),
     ("src/api/amo_cswap_gen.c", "Typed AMOs: compare_swap, compare_swap_nbi.",
      "api/amo_api.h", lambda: amo_typed(["compare_swap", "compare_swap_nbi"])),
-    ("src/api/amo_add_gen.c", "Typed AMOs: fetch_inc, inc, fetch_add, add.",
-     "api/amo_api.h", lambda: amo_typed(["fetch_inc", "inc", "fetch_add", "add"])),
+    ("src/api/amo_inc_gen.c", "Typed AMOs: fetch_inc, inc.",
+     "api/amo_api.h", lambda: amo_typed(["fetch_inc", "inc"])),
+    ("src/api/amo_add_gen.c", "Typed AMOs: fetch_add, add.",
+     "api/amo_api.h", lambda: amo_typed(["fetch_add", "add"])),
     ("src/api/amo_bitwise_gen.c", "Typed bitwise AMOs: fetch_and, and, fetch_or, or, fetch_xor, xor.",
      "api/amo_api.h", lambda: amo_typed(["fetch_and", "and", "fetch_or", "or", "fetch_xor", "xor"])),
     ("src/api/amo_nbi_gen.c", "Typed non-blocking fetching AMOs: fetch_nbi, swap_nbi, fetch_inc_nbi, "
@@ -120,8 +122,10 @@ SOURCES = [
     ("src/api/amo_bitwise_nbi_gen.c", "Typed non-blocking fetching bitwise AMOs: fetch_and_nbi, "
      "fetch_or_nbi, fetch_xor_nbi.", "api/amo_api.h",
      lambda: amo_typed(["fetch_and_nbi", "fetch_or_nbi", "fetch_xor_nbi"])),
-    ("src/api/amo_deprecated_gen.c", "Deprecated AMO names (OpenSHMEM 1.4): fetch, set, swap, cswap, finc, "
-     "inc, fadd, add.", "api/amo_api.h", amo_deprecated),
+    ("src/api/amo_deprecated_gen.c", "Deprecated AMO names (OpenSHMEM 1.4): fetch, set, swap, cswap.",
+     "api/amo_api.h", lambda: amo_deprecated(DEPRECATED_AMO[:4])),
+    ("src/api/amo_deprecated_add_gen.c", "Deprecated AMO names (OpenSHMEM 1.4): finc, inc, fadd, add.",
+     "api/amo_api.h", lambda: amo_deprecated(DEPRECATED_AMO[4:])),
 ]
 
 

@@ -99,11 +99,18 @@ def paragraph(text):
     return "\n * ".join(textwrap.wrap(text, WIDTH - 10))
 
 
+def profiled(fn):
+    """fn under its profiling name: pshmem_NAME for shmem_NAME."""
+    return fn._replace(name="p" + fn.name)
+
+
 def render_source(summary, header, fns):
-    """A src/api/*_gen.c file: one definition per function, calling header."""
-    out = [banner(summary), '#include "%s"\n\n#include <shmem.h>\n' % header]
+    """A src/api/*_gen.c file: one definition per function, calling header;
+    each defines pshmem_NAME with shmem_NAME its weak alias (api/profiling.h)."""
+    out = [banner(summary), '#include "%s"\n#include "api/profiling.h"\n\n#include <shmem.h>\n' % header]
     for fn in fns:
-        out.append("\n" + signature(fn, "") + "\n{\n")
+        out.append("\nSHOAL_WEAK_ALIAS(%s);\n" % fn.name)
+        out.append(signature(profiled(fn), "") + "\n{\n")
         out += [wrap_call("    " + line) + "\n" for line in fn.body]
         out.append("}\n")
     return "".join(out)

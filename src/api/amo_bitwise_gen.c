@@ -2,10 +2,12 @@
  *
  * Typed bitwise AMOs: fetch_and, and, fetch_or, or, fetch_xor, xor. */
 #include "api/amo_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-unsigned int shmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_and);
+unsigned int pshmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -13,7 +15,8 @@ unsigned int shmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value,
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_and);
+unsigned long pshmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -21,8 +24,9 @@ unsigned long shmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long va
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_fetch_and(unsigned long long *dest, unsigned long long value,
-                                                    int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_and);
+unsigned long long pshmem_ulonglong_atomic_fetch_and(unsigned long long *dest, unsigned long long value,
+                                                     int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned long long),
@@ -30,7 +34,8 @@ unsigned long long shmem_ulonglong_atomic_fetch_and(unsigned long long *dest, un
     return fetched;
 }
 
-int32_t shmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_and);
+int32_t pshmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -38,7 +43,8 @@ int32_t shmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe)
     return fetched;
 }
 
-int64_t shmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_and);
+int64_t pshmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -46,7 +52,8 @@ int64_t shmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe)
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_and);
+uint32_t pshmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -54,7 +61,8 @@ uint32_t shmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe)
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_and);
+uint64_t pshmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -62,7 +70,8 @@ uint64_t shmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe)
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_and);
+unsigned int pshmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -70,8 +79,9 @@ unsigned int shmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int *dest
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
-                                               int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_and);
+unsigned long pshmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
+                                                int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -79,8 +89,9 @@ unsigned long shmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long *d
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest,
-                                                        unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_and);
+unsigned long long pshmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long *dest,
+                                                         unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(unsigned long long), pe,
@@ -88,7 +99,8 @@ unsigned long long shmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigne
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_and);
+int32_t pshmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -96,7 +108,8 @@ int32_t shmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t *dest, int32_t
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_and);
+int64_t pshmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -104,7 +117,8 @@ int64_t shmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t *dest, int64_t
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_and);
+uint32_t pshmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -112,7 +126,8 @@ uint32_t shmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t *dest, uint
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_and);
+uint64_t pshmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -120,92 +135,107 @@ uint64_t shmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t *dest, uint
     return fetched;
 }
 
-void shmem_uint_atomic_and(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_and);
+void pshmem_uint_atomic_and(unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_and");
 }
 
-void shmem_ulong_atomic_and(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_and);
+void pshmem_ulong_atomic_and(unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_and");
 }
 
-void shmem_ulonglong_atomic_and(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_and);
+void pshmem_ulonglong_atomic_and(unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_and");
 }
 
-void shmem_int32_atomic_and(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_and);
+void pshmem_int32_atomic_and(int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_and");
 }
 
-void shmem_int64_atomic_and(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_and);
+void pshmem_int64_atomic_and(int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_and");
 }
 
-void shmem_uint32_atomic_and(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_and);
+void pshmem_uint32_atomic_and(uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_and");
 }
 
-void shmem_uint64_atomic_and(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_and);
+void pshmem_uint64_atomic_and(uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_and");
 }
 
-void shmem_ctx_uint_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_and);
+void pshmem_ctx_uint_atomic_and(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_and");
 }
 
-void shmem_ctx_ulong_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_and);
+void pshmem_ctx_ulong_atomic_and(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_and");
 }
 
-void shmem_ctx_ulonglong_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
-                                    int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_and);
+void pshmem_ctx_ulonglong_atomic_and(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
+                                     int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_and");
 }
 
-void shmem_ctx_int32_atomic_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_and);
+void pshmem_ctx_int32_atomic_and(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_and");
 }
 
-void shmem_ctx_int64_atomic_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_and);
+void pshmem_ctx_int64_atomic_and(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_and");
 }
 
-void shmem_ctx_uint32_atomic_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_and);
+void pshmem_ctx_uint32_atomic_and(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_and");
 }
 
-void shmem_ctx_uint64_atomic_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_and);
+void pshmem_ctx_uint64_atomic_and(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_and");
 }
 
-unsigned int shmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_or);
+unsigned int pshmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -213,7 +243,8 @@ unsigned int shmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, 
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_or);
+unsigned long pshmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -221,7 +252,9 @@ unsigned long shmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long val
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_or);
+unsigned long long pshmem_ulonglong_atomic_fetch_or(unsigned long long *dest, unsigned long long value,
+                                                    int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned long long),
@@ -229,7 +262,8 @@ unsigned long long shmem_ulonglong_atomic_fetch_or(unsigned long long *dest, uns
     return fetched;
 }
 
-int32_t shmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_or);
+int32_t pshmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -237,7 +271,8 @@ int32_t shmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe)
     return fetched;
 }
 
-int64_t shmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_or);
+int64_t pshmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -245,7 +280,8 @@ int64_t shmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe)
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_or);
+uint32_t pshmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -253,7 +289,8 @@ uint32_t shmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe)
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_or);
+uint64_t pshmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -261,7 +298,8 @@ uint64_t shmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe)
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_or);
+unsigned int pshmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -269,8 +307,9 @@ unsigned int shmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int *dest,
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
-                                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_or);
+unsigned long pshmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
+                                               int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -278,8 +317,9 @@ unsigned long shmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long *de
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest,
-                                                       unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_or);
+unsigned long long pshmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long *dest,
+                                                        unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(unsigned long long), pe,
@@ -287,7 +327,8 @@ unsigned long long shmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_or);
+int32_t pshmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -295,7 +336,8 @@ int32_t shmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t *dest, int32_t 
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_or);
+int64_t pshmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -303,7 +345,8 @@ int64_t shmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t *dest, int64_t 
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_or);
+uint32_t pshmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -311,7 +354,8 @@ uint32_t shmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t *dest, uint3
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_or);
+uint64_t pshmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -319,92 +363,107 @@ uint64_t shmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t *dest, uint6
     return fetched;
 }
 
-void shmem_uint_atomic_or(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_or);
+void pshmem_uint_atomic_or(unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_or");
 }
 
-void shmem_ulong_atomic_or(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_or);
+void pshmem_ulong_atomic_or(unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_or");
 }
 
-void shmem_ulonglong_atomic_or(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_or);
+void pshmem_ulonglong_atomic_or(unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_or");
 }
 
-void shmem_int32_atomic_or(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_or);
+void pshmem_int32_atomic_or(int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_or");
 }
 
-void shmem_int64_atomic_or(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_or);
+void pshmem_int64_atomic_or(int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_or");
 }
 
-void shmem_uint32_atomic_or(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_or);
+void pshmem_uint32_atomic_or(uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_or");
 }
 
-void shmem_uint64_atomic_or(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_or);
+void pshmem_uint64_atomic_or(uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_or");
 }
 
-void shmem_ctx_uint_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_or);
+void pshmem_ctx_uint_atomic_or(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_or");
 }
 
-void shmem_ctx_ulong_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_or);
+void pshmem_ctx_ulong_atomic_or(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_or");
 }
 
-void shmem_ctx_ulonglong_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
-                                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_or);
+void pshmem_ctx_ulonglong_atomic_or(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
+                                    int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_or");
 }
 
-void shmem_ctx_int32_atomic_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_or);
+void pshmem_ctx_int32_atomic_or(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_or");
 }
 
-void shmem_ctx_int64_atomic_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_or);
+void pshmem_ctx_int64_atomic_or(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_or");
 }
 
-void shmem_ctx_uint32_atomic_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_or);
+void pshmem_ctx_uint32_atomic_or(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_or");
 }
 
-void shmem_ctx_uint64_atomic_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_or);
+void pshmem_ctx_uint64_atomic_or(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_or");
 }
 
-unsigned int shmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_xor);
+unsigned int pshmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -412,7 +471,8 @@ unsigned int shmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value,
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_xor);
+unsigned long pshmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -420,8 +480,9 @@ unsigned long shmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long va
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, unsigned long long value,
-                                                    int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_xor);
+unsigned long long pshmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, unsigned long long value,
+                                                     int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned long long),
@@ -429,7 +490,8 @@ unsigned long long shmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, un
     return fetched;
 }
 
-int32_t shmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_xor);
+int32_t pshmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -437,7 +499,8 @@ int32_t shmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe)
     return fetched;
 }
 
-int64_t shmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_xor);
+int64_t pshmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -445,7 +508,8 @@ int64_t shmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe)
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_xor);
+uint32_t pshmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -453,7 +517,8 @@ uint32_t shmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe)
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_xor);
+uint64_t pshmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -461,7 +526,8 @@ uint64_t shmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe)
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_xor);
+unsigned int pshmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -469,8 +535,9 @@ unsigned int shmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int *dest
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
-                                               int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_xor);
+unsigned long pshmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value,
+                                                int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -478,8 +545,9 @@ unsigned long shmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long *d
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest,
-                                                        unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_xor);
+unsigned long long pshmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long *dest,
+                                                         unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(unsigned long long), pe,
@@ -487,7 +555,8 @@ unsigned long long shmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigne
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_xor);
+int32_t pshmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -495,7 +564,8 @@ int32_t shmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t *dest, int32_t
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_xor);
+int64_t pshmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -503,7 +573,8 @@ int64_t shmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t *dest, int64_t
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_xor);
+uint32_t pshmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -511,7 +582,8 @@ uint32_t shmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t *dest, uint
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_xor);
+uint64_t pshmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -519,86 +591,100 @@ uint64_t shmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t *dest, uint
     return fetched;
 }
 
-void shmem_uint_atomic_xor(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_xor);
+void pshmem_uint_atomic_xor(unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_xor");
 }
 
-void shmem_ulong_atomic_xor(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_xor);
+void pshmem_ulong_atomic_xor(unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_xor");
 }
 
-void shmem_ulonglong_atomic_xor(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_xor);
+void pshmem_ulonglong_atomic_xor(unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_xor");
 }
 
-void shmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_xor);
+void pshmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_xor");
 }
 
-void shmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_xor);
+void pshmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_xor");
 }
 
-void shmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_xor);
+void pshmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_xor");
 }
 
-void shmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_xor);
+void pshmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_xor");
 }
 
-void shmem_ctx_uint_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_xor);
+void pshmem_ctx_uint_atomic_xor(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_xor");
 }
 
-void shmem_ctx_ulong_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_xor);
+void pshmem_ctx_ulong_atomic_xor(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_xor");
 }
 
-void shmem_ctx_ulonglong_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
-                                    int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_xor);
+void pshmem_ctx_ulonglong_atomic_xor(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
+                                     int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_xor");
 }
 
-void shmem_ctx_int32_atomic_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_xor);
+void pshmem_ctx_int32_atomic_xor(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_xor");
 }
 
-void shmem_ctx_int64_atomic_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_xor);
+void pshmem_ctx_int64_atomic_xor(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_xor");
 }
 
-void shmem_ctx_uint32_atomic_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_xor);
+void pshmem_ctx_uint32_atomic_xor(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_xor");
 }
 
-void shmem_ctx_uint64_atomic_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_xor);
+void pshmem_ctx_uint64_atomic_xor(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_xor");

@@ -2,280 +2,323 @@
  *
  * Typed non-blocking fetching bitwise AMOs: fetch_and_nbi, fetch_or_nbi, fetch_xor_nbi. */
 #include "api/amo_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_uint_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_and_nbi);
+void pshmem_uint_atomic_fetch_and_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_fetch_and_nbi");
 }
 
-void shmem_ulong_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_and_nbi);
+void pshmem_ulong_atomic_fetch_and_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_fetch_and_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                          unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_and_nbi);
+void pshmem_ulonglong_atomic_fetch_and_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                           unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_fetch_and_nbi");
 }
 
-void shmem_int32_atomic_fetch_and_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_and_nbi);
+void pshmem_int32_atomic_fetch_and_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_and_nbi");
 }
 
-void shmem_int64_atomic_fetch_and_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_and_nbi);
+void pshmem_int64_atomic_fetch_and_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_and_nbi");
 }
 
-void shmem_uint32_atomic_fetch_and_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_and_nbi);
+void pshmem_uint32_atomic_fetch_and_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_and_nbi");
 }
 
-void shmem_uint64_atomic_fetch_and_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_and_nbi);
+void pshmem_uint64_atomic_fetch_and_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                         unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_and_nbi);
+void pshmem_ctx_uint_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                          unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                          unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_and_nbi);
+void pshmem_ctx_ulong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                           unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                              unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_and_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                               unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_and_nbi);
+void pshmem_ctx_int32_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_and_nbi);
+void pshmem_ctx_int64_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_and_nbi);
+void pshmem_ctx_uint32_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_and_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_and_nbi);
+void pshmem_ctx_uint64_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_AND, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_and_nbi");
 }
 
-void shmem_uint_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_or_nbi);
+void pshmem_uint_atomic_fetch_or_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_fetch_or_nbi");
 }
 
-void shmem_ulong_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_or_nbi);
+void pshmem_ulong_atomic_fetch_or_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_fetch_or_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                         unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_or_nbi);
+void pshmem_ulonglong_atomic_fetch_or_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                          unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_fetch_or_nbi");
 }
 
-void shmem_int32_atomic_fetch_or_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_or_nbi);
+void pshmem_int32_atomic_fetch_or_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_or_nbi");
 }
 
-void shmem_int64_atomic_fetch_or_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_or_nbi);
+void pshmem_int64_atomic_fetch_or_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_or_nbi");
 }
 
-void shmem_uint32_atomic_fetch_or_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_or_nbi);
+void pshmem_uint32_atomic_fetch_or_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_or_nbi");
 }
 
-void shmem_uint64_atomic_fetch_or_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_or_nbi);
+void pshmem_uint64_atomic_fetch_or_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                        unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_or_nbi);
+void pshmem_ctx_uint_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                         unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                         unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_or_nbi);
+void pshmem_ctx_ulong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                          unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                             unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_or_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                              unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
-                                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_or_nbi);
+void pshmem_ctx_int32_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
+                                          int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
-                                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_or_nbi);
+void pshmem_ctx_int64_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
+                                          int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_or_nbi);
+void pshmem_ctx_uint32_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_or_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_or_nbi);
+void pshmem_ctx_uint64_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_OR, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_or_nbi");
 }
 
-void shmem_uint_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_xor_nbi);
+void pshmem_uint_atomic_fetch_xor_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_fetch_xor_nbi");
 }
 
-void shmem_ulong_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_xor_nbi);
+void pshmem_ulong_atomic_fetch_xor_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_fetch_xor_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                          unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_xor_nbi);
+void pshmem_ulonglong_atomic_fetch_xor_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                           unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_fetch_xor_nbi");
 }
 
-void shmem_int32_atomic_fetch_xor_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_xor_nbi);
+void pshmem_int32_atomic_fetch_xor_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_xor_nbi");
 }
 
-void shmem_int64_atomic_fetch_xor_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_xor_nbi);
+void pshmem_int64_atomic_fetch_xor_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_xor_nbi");
 }
 
-void shmem_uint32_atomic_fetch_xor_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_xor_nbi);
+void pshmem_uint32_atomic_fetch_xor_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_xor_nbi");
 }
 
-void shmem_uint64_atomic_fetch_xor_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_xor_nbi);
+void pshmem_uint64_atomic_fetch_xor_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                         unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_xor_nbi);
+void pshmem_ctx_uint_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                          unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                          unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_xor_nbi);
+void pshmem_ctx_ulong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                           unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                              unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_xor_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                               unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_xor_nbi);
+void pshmem_ctx_int32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_xor_nbi);
+void pshmem_ctx_int64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_xor_nbi);
+void pshmem_ctx_uint32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_xor_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_xor_nbi);
+void pshmem_ctx_uint64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_XOR, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_xor_nbi");

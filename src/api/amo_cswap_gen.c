@@ -2,10 +2,12 @@
  *
  * Typed AMOs: compare_swap, compare_swap_nbi. */
 #include "api/amo_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_compare_swap);
+int pshmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe)
 {
     int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int), pe,
@@ -13,7 +15,8 @@ int shmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe)
     return fetched;
 }
 
-long shmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_compare_swap);
+long pshmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe)
 {
     long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(long), pe,
@@ -21,7 +24,8 @@ long shmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe)
     return fetched;
 }
 
-long long shmem_longlong_atomic_compare_swap(long long *dest, long long cond, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_compare_swap);
+long long pshmem_longlong_atomic_compare_swap(long long *dest, long long cond, long long value, int pe)
 {
     long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(long long), pe,
@@ -29,7 +33,9 @@ long long shmem_longlong_atomic_compare_swap(long long *dest, long long cond, lo
     return fetched;
 }
 
-unsigned int shmem_uint_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_compare_swap);
+unsigned int pshmem_uint_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value,
+                                             int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(unsigned int), pe,
@@ -37,8 +43,9 @@ unsigned int shmem_uint_atomic_compare_swap(unsigned int *dest, unsigned int con
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value,
-                                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_compare_swap);
+unsigned long pshmem_ulong_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value,
+                                               int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(unsigned long),
@@ -46,8 +53,9 @@ unsigned long shmem_ulong_atomic_compare_swap(unsigned long *dest, unsigned long
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_compare_swap(unsigned long long *dest, unsigned long long cond,
-                                                       unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_compare_swap);
+unsigned long long pshmem_ulonglong_atomic_compare_swap(unsigned long long *dest, unsigned long long cond,
+                                                        unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond,
@@ -55,7 +63,8 @@ unsigned long long shmem_ulonglong_atomic_compare_swap(unsigned long long *dest,
     return fetched;
 }
 
-int32_t shmem_int32_atomic_compare_swap(int32_t *dest, int32_t cond, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_compare_swap);
+int32_t pshmem_int32_atomic_compare_swap(int32_t *dest, int32_t cond, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int32_t), pe,
@@ -63,7 +72,8 @@ int32_t shmem_int32_atomic_compare_swap(int32_t *dest, int32_t cond, int32_t val
     return fetched;
 }
 
-int64_t shmem_int64_atomic_compare_swap(int64_t *dest, int64_t cond, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_compare_swap);
+int64_t pshmem_int64_atomic_compare_swap(int64_t *dest, int64_t cond, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int64_t), pe,
@@ -71,7 +81,8 @@ int64_t shmem_int64_atomic_compare_swap(int64_t *dest, int64_t cond, int64_t val
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_compare_swap);
+uint32_t pshmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(uint32_t), pe,
@@ -79,7 +90,8 @@ uint32_t shmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_compare_swap);
+uint64_t pshmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(uint64_t), pe,
@@ -87,7 +99,8 @@ uint64_t shmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_
     return fetched;
 }
 
-size_t shmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_compare_swap);
+size_t pshmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, int pe)
 {
     size_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(size_t), pe,
@@ -95,7 +108,8 @@ size_t shmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, i
     return fetched;
 }
 
-ptrdiff_t shmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_compare_swap);
+ptrdiff_t pshmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(ptrdiff_t), pe,
@@ -103,7 +117,8 @@ ptrdiff_t shmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptr
     return fetched;
 }
 
-int shmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_compare_swap);
+int pshmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int value, int pe)
 {
     int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int), pe,
@@ -111,7 +126,8 @@ int shmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int *dest, int cond, int 
     return fetched;
 }
 
-long shmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_compare_swap);
+long pshmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, long value, int pe)
 {
     long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(long), pe,
@@ -119,8 +135,9 @@ long shmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long *dest, long cond, 
     return fetched;
 }
 
-long long shmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long *dest, long long cond,
-                                                 long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_compare_swap);
+long long pshmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long *dest, long long cond,
+                                                  long long value, int pe)
 {
     long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(long long), pe,
@@ -128,8 +145,9 @@ long long shmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long *des
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int cond,
-                                                unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_compare_swap);
+unsigned int pshmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int cond,
+                                                 unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(unsigned int), pe,
@@ -137,8 +155,9 @@ unsigned int shmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int *d
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long cond,
-                                                  unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_compare_swap);
+unsigned long pshmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long cond,
+                                                   unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(unsigned long), pe,
@@ -146,9 +165,10 @@ unsigned long shmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long *dest,
-                                                           unsigned long long cond, unsigned long long value,
-                                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_compare_swap);
+unsigned long long pshmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long *dest,
+                                                            unsigned long long cond, unsigned long long value,
+                                                            int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(unsigned long long), pe,
@@ -156,8 +176,9 @@ unsigned long long shmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsi
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t *dest, int32_t cond, int32_t value,
-                                            int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_compare_swap);
+int32_t pshmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t *dest, int32_t cond, int32_t value,
+                                             int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int32_t), pe,
@@ -165,8 +186,9 @@ int32_t shmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t *dest, int3
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t *dest, int64_t cond, int64_t value,
-                                            int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_compare_swap);
+int64_t pshmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t *dest, int64_t cond, int64_t value,
+                                             int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(int64_t), pe,
@@ -174,8 +196,9 @@ int64_t shmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t *dest, int6
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t cond, uint32_t value,
-                                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_compare_swap);
+uint32_t pshmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t cond, uint32_t value,
+                                               int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(uint32_t), pe,
@@ -183,8 +206,9 @@ uint32_t shmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t *dest, u
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t cond, uint64_t value,
-                                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_compare_swap);
+uint64_t pshmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t cond, uint64_t value,
+                                               int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(uint64_t), pe,
@@ -192,7 +216,8 @@ uint64_t shmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t *dest, u
     return fetched;
 }
 
-size_t shmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t *dest, size_t cond, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_compare_swap);
+size_t pshmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t *dest, size_t cond, size_t value, int pe)
 {
     size_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(size_t), pe,
@@ -200,8 +225,9 @@ size_t shmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t *dest, size_t 
     return fetched;
 }
 
-ptrdiff_t shmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t cond,
-                                                ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_compare_swap);
+ptrdiff_t pshmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t cond,
+                                                 ptrdiff_t value, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, &fetched, &value, &cond, sizeof(ptrdiff_t), pe,
@@ -209,165 +235,189 @@ ptrdiff_t shmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t *dest
     return fetched;
 }
 
-void shmem_int_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_compare_swap_nbi);
+void pshmem_int_atomic_compare_swap_nbi(int *fetch, int *dest, int cond, int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int), pe,
                   "shmem_int_atomic_compare_swap_nbi");
 }
 
-void shmem_long_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_compare_swap_nbi);
+void pshmem_long_atomic_compare_swap_nbi(long *fetch, long *dest, long cond, long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(long), pe,
                   "shmem_long_atomic_compare_swap_nbi");
 }
 
-void shmem_longlong_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond,
-                                            long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_compare_swap_nbi);
+void pshmem_longlong_atomic_compare_swap_nbi(long long *fetch, long long *dest, long long cond,
+                                             long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(long long), pe,
                   "shmem_longlong_atomic_compare_swap_nbi");
 }
 
-void shmem_uint_atomic_compare_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int cond,
-                                        unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_compare_swap_nbi);
+void pshmem_uint_atomic_compare_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int cond,
+                                         unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_compare_swap_nbi");
 }
 
-void shmem_ulong_atomic_compare_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long cond,
-                                         unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_compare_swap_nbi);
+void pshmem_ulong_atomic_compare_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long cond,
+                                          unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_compare_swap_nbi");
 }
 
-void shmem_ulonglong_atomic_compare_swap_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                             unsigned long long cond, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_compare_swap_nbi);
+void pshmem_ulonglong_atomic_compare_swap_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                              unsigned long long cond, unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned long long),
                   pe, "shmem_ulonglong_atomic_compare_swap_nbi");
 }
 
-void shmem_int32_atomic_compare_swap_nbi(int32_t *fetch, int32_t *dest, int32_t cond, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_compare_swap_nbi);
+void pshmem_int32_atomic_compare_swap_nbi(int32_t *fetch, int32_t *dest, int32_t cond, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int32_t), pe,
                   "shmem_int32_atomic_compare_swap_nbi");
 }
 
-void shmem_int64_atomic_compare_swap_nbi(int64_t *fetch, int64_t *dest, int64_t cond, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_compare_swap_nbi);
+void pshmem_int64_atomic_compare_swap_nbi(int64_t *fetch, int64_t *dest, int64_t cond, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int64_t), pe,
                   "shmem_int64_atomic_compare_swap_nbi");
 }
 
-void shmem_uint32_atomic_compare_swap_nbi(uint32_t *fetch, uint32_t *dest, uint32_t cond, uint32_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_compare_swap_nbi);
+void pshmem_uint32_atomic_compare_swap_nbi(uint32_t *fetch, uint32_t *dest, uint32_t cond, uint32_t value,
+                                           int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_compare_swap_nbi");
 }
 
-void shmem_uint64_atomic_compare_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t cond, uint64_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_compare_swap_nbi);
+void pshmem_uint64_atomic_compare_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t cond, uint64_t value,
+                                           int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_compare_swap_nbi");
 }
 
-void shmem_size_atomic_compare_swap_nbi(size_t *fetch, size_t *dest, size_t cond, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_compare_swap_nbi);
+void pshmem_size_atomic_compare_swap_nbi(size_t *fetch, size_t *dest, size_t cond, size_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(size_t), pe,
                   "shmem_size_atomic_compare_swap_nbi");
 }
 
-void shmem_ptrdiff_atomic_compare_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_compare_swap_nbi);
+void pshmem_ptrdiff_atomic_compare_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t cond,
+                                            ptrdiff_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(ptrdiff_t), pe,
                   "shmem_ptrdiff_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_int_atomic_compare_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int cond, int value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_compare_swap_nbi);
+void pshmem_ctx_int_atomic_compare_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int cond, int value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int), pe,
                   "shmem_ctx_int_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_long_atomic_compare_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long cond, long value,
-                                            int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_compare_swap_nbi);
+void pshmem_ctx_long_atomic_compare_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long cond, long value,
+                                             int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(long), pe,
                   "shmem_ctx_long_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_longlong_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest,
-                                                long long cond, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_compare_swap_nbi);
+void pshmem_ctx_longlong_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest,
+                                                 long long cond, long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_uint_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                            unsigned int cond, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_compare_swap_nbi);
+void pshmem_ctx_uint_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                             unsigned int cond, unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_ulong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                             unsigned long cond, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_compare_swap_nbi);
+void pshmem_ctx_ulong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                              unsigned long cond, unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                                 unsigned long long *dest, unsigned long long cond,
-                                                 unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_compare_swap_nbi);
+void pshmem_ctx_ulonglong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                                  unsigned long long *dest, unsigned long long cond,
+                                                  unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_int32_atomic_compare_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t cond,
-                                             int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_compare_swap_nbi);
+void pshmem_ctx_int32_atomic_compare_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t cond,
+                                              int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_int64_atomic_compare_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t cond,
-                                             int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_compare_swap_nbi);
+void pshmem_ctx_int64_atomic_compare_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t cond,
+                                              int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_uint32_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t cond,
-                                              uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_compare_swap_nbi);
+void pshmem_ctx_uint32_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest,
+                                               uint32_t cond, uint32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_uint64_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t cond,
-                                              uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_compare_swap_nbi);
+void pshmem_ctx_uint64_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest,
+                                               uint64_t cond, uint64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_size_atomic_compare_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t cond,
-                                            size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_compare_swap_nbi);
+void pshmem_ctx_size_atomic_compare_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t cond,
+                                             size_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_compare_swap_nbi");
 }
 
-void shmem_ctx_ptrdiff_atomic_compare_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest,
-                                               ptrdiff_t cond, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_compare_swap_nbi);
+void pshmem_ctx_ptrdiff_atomic_compare_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest,
+                                                ptrdiff_t cond, ptrdiff_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_CSWAP, dest, fetch, &value, &cond, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_compare_swap_nbi");

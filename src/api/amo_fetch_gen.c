@@ -2,10 +2,12 @@
  *
  * Typed AMOs: fetch, set, swap. */
 #include "api/amo_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-float shmem_float_atomic_fetch(const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_atomic_fetch);
+float pshmem_float_atomic_fetch(const float *source, int pe)
 {
     float fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(float), pe,
@@ -13,7 +15,8 @@ float shmem_float_atomic_fetch(const float *source, int pe)
     return fetched;
 }
 
-double shmem_double_atomic_fetch(const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_atomic_fetch);
+double pshmem_double_atomic_fetch(const double *source, int pe)
 {
     double fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(double),
@@ -21,7 +24,8 @@ double shmem_double_atomic_fetch(const double *source, int pe)
     return fetched;
 }
 
-int shmem_int_atomic_fetch(const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_fetch);
+int pshmem_int_atomic_fetch(const int *source, int pe)
 {
     int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int), pe,
@@ -29,7 +33,8 @@ int shmem_int_atomic_fetch(const int *source, int pe)
     return fetched;
 }
 
-long shmem_long_atomic_fetch(const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_fetch);
+long pshmem_long_atomic_fetch(const long *source, int pe)
 {
     long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(long), pe,
@@ -37,7 +42,8 @@ long shmem_long_atomic_fetch(const long *source, int pe)
     return fetched;
 }
 
-long long shmem_longlong_atomic_fetch(const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_fetch);
+long long pshmem_longlong_atomic_fetch(const long long *source, int pe)
 {
     long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(long long),
@@ -45,7 +51,8 @@ long long shmem_longlong_atomic_fetch(const long long *source, int pe)
     return fetched;
 }
 
-unsigned int shmem_uint_atomic_fetch(const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch);
+unsigned int pshmem_uint_atomic_fetch(const unsigned int *source, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL,
@@ -53,7 +60,8 @@ unsigned int shmem_uint_atomic_fetch(const unsigned int *source, int pe)
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_fetch(const unsigned long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch);
+unsigned long pshmem_ulong_atomic_fetch(const unsigned long *source, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL,
@@ -61,7 +69,8 @@ unsigned long shmem_ulong_atomic_fetch(const unsigned long *source, int pe)
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_fetch(const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch);
+unsigned long long pshmem_ulonglong_atomic_fetch(const unsigned long long *source, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL,
@@ -69,7 +78,8 @@ unsigned long long shmem_ulonglong_atomic_fetch(const unsigned long long *source
     return fetched;
 }
 
-int32_t shmem_int32_atomic_fetch(const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch);
+int32_t pshmem_int32_atomic_fetch(const int32_t *source, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int32_t),
@@ -77,7 +87,8 @@ int32_t shmem_int32_atomic_fetch(const int32_t *source, int pe)
     return fetched;
 }
 
-int64_t shmem_int64_atomic_fetch(const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch);
+int64_t pshmem_int64_atomic_fetch(const int64_t *source, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int64_t),
@@ -85,7 +96,8 @@ int64_t shmem_int64_atomic_fetch(const int64_t *source, int pe)
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_fetch(const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch);
+uint32_t pshmem_uint32_atomic_fetch(const uint32_t *source, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(uint32_t),
@@ -93,7 +105,8 @@ uint32_t shmem_uint32_atomic_fetch(const uint32_t *source, int pe)
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_fetch(const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch);
+uint64_t pshmem_uint64_atomic_fetch(const uint64_t *source, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(uint64_t),
@@ -101,7 +114,8 @@ uint64_t shmem_uint64_atomic_fetch(const uint64_t *source, int pe)
     return fetched;
 }
 
-size_t shmem_size_atomic_fetch(const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_fetch);
+size_t pshmem_size_atomic_fetch(const size_t *source, int pe)
 {
     size_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(size_t),
@@ -109,7 +123,8 @@ size_t shmem_size_atomic_fetch(const size_t *source, int pe)
     return fetched;
 }
 
-ptrdiff_t shmem_ptrdiff_atomic_fetch(const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_fetch);
+ptrdiff_t pshmem_ptrdiff_atomic_fetch(const ptrdiff_t *source, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(ptrdiff_t),
@@ -117,7 +132,8 @@ ptrdiff_t shmem_ptrdiff_atomic_fetch(const ptrdiff_t *source, int pe)
     return fetched;
 }
 
-float shmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_atomic_fetch);
+float pshmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe)
 {
     float fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(float), pe,
@@ -125,7 +141,8 @@ float shmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float *source, int pe)
     return fetched;
 }
 
-double shmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_atomic_fetch);
+double pshmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double *source, int pe)
 {
     double fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(double), pe,
@@ -133,7 +150,8 @@ double shmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double *source, int 
     return fetched;
 }
 
-int shmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_fetch);
+int pshmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe)
 {
     int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int), pe,
@@ -141,7 +159,8 @@ int shmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int *source, int pe)
     return fetched;
 }
 
-long shmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_fetch);
+long pshmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe)
 {
     long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(long), pe,
@@ -149,7 +168,8 @@ long shmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long *source, int pe)
     return fetched;
 }
 
-long long shmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_fetch);
+long long pshmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long *source, int pe)
 {
     long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(long long), pe,
@@ -157,7 +177,8 @@ long long shmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long *sour
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch);
+unsigned int pshmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int *source, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(unsigned int), pe,
@@ -165,7 +186,8 @@ unsigned int shmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int *so
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch);
+unsigned long pshmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long *source, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(unsigned long), pe,
@@ -173,7 +195,9 @@ unsigned long shmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long 
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch);
+unsigned long long pshmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsigned long long *source,
+                                                     int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(unsigned long long), pe,
@@ -181,7 +205,8 @@ unsigned long long shmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsig
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch);
+int32_t pshmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t *source, int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int32_t), pe,
@@ -189,7 +214,8 @@ int32_t shmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t *source, int
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch);
+int64_t pshmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t *source, int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(int64_t), pe,
@@ -197,7 +223,8 @@ int64_t shmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t *source, int
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch);
+uint32_t pshmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t *source, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(uint32_t), pe,
@@ -205,7 +232,8 @@ uint32_t shmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t *source, 
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch);
+uint64_t pshmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t *source, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(uint64_t), pe,
@@ -213,7 +241,8 @@ uint64_t shmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t *source, 
     return fetched;
 }
 
-size_t shmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_fetch);
+size_t pshmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t *source, int pe)
 {
     size_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(size_t), pe,
@@ -221,7 +250,8 @@ size_t shmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t *source, int pe
     return fetched;
 }
 
-ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_fetch);
+ptrdiff_t pshmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t *source, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, &fetched, NULL, NULL, sizeof(ptrdiff_t), pe,
@@ -229,175 +259,204 @@ ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t *sourc
     return fetched;
 }
 
-void shmem_float_atomic_set(float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_atomic_set);
+void pshmem_float_atomic_set(float *dest, float value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(float), pe,
                   "shmem_float_atomic_set");
 }
 
-void shmem_double_atomic_set(double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_atomic_set);
+void pshmem_double_atomic_set(double *dest, double value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(double), pe,
                   "shmem_double_atomic_set");
 }
 
-void shmem_int_atomic_set(int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_set);
+void pshmem_int_atomic_set(int *dest, int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int), pe,
                   "shmem_int_atomic_set");
 }
 
-void shmem_long_atomic_set(long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_set);
+void pshmem_long_atomic_set(long *dest, long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(long), pe,
                   "shmem_long_atomic_set");
 }
 
-void shmem_longlong_atomic_set(long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_set);
+void pshmem_longlong_atomic_set(long long *dest, long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(long long), pe,
                   "shmem_longlong_atomic_set");
 }
 
-void shmem_uint_atomic_set(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_set);
+void pshmem_uint_atomic_set(unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_set");
 }
 
-void shmem_ulong_atomic_set(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_set);
+void pshmem_ulong_atomic_set(unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_set");
 }
 
-void shmem_ulonglong_atomic_set(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_set);
+void pshmem_ulonglong_atomic_set(unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_set");
 }
 
-void shmem_int32_atomic_set(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_set);
+void pshmem_int32_atomic_set(int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_set");
 }
 
-void shmem_int64_atomic_set(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_set);
+void pshmem_int64_atomic_set(int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_set");
 }
 
-void shmem_uint32_atomic_set(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_set);
+void pshmem_uint32_atomic_set(uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_set");
 }
 
-void shmem_uint64_atomic_set(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_set);
+void pshmem_uint64_atomic_set(uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_set");
 }
 
-void shmem_size_atomic_set(size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_set);
+void pshmem_size_atomic_set(size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(size_t), pe,
                   "shmem_size_atomic_set");
 }
 
-void shmem_ptrdiff_atomic_set(ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_set);
+void pshmem_ptrdiff_atomic_set(ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ptrdiff_atomic_set");
 }
 
-void shmem_ctx_float_atomic_set(shmem_ctx_t ctx, float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_atomic_set);
+void pshmem_ctx_float_atomic_set(shmem_ctx_t ctx, float *dest, float value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(float), pe,
                   "shmem_ctx_float_atomic_set");
 }
 
-void shmem_ctx_double_atomic_set(shmem_ctx_t ctx, double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_atomic_set);
+void pshmem_ctx_double_atomic_set(shmem_ctx_t ctx, double *dest, double value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(double), pe,
                   "shmem_ctx_double_atomic_set");
 }
 
-void shmem_ctx_int_atomic_set(shmem_ctx_t ctx, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_set);
+void pshmem_ctx_int_atomic_set(shmem_ctx_t ctx, int *dest, int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int), pe, "shmem_ctx_int_atomic_set");
 }
 
-void shmem_ctx_long_atomic_set(shmem_ctx_t ctx, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_set);
+void pshmem_ctx_long_atomic_set(shmem_ctx_t ctx, long *dest, long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(long), pe,
                   "shmem_ctx_long_atomic_set");
 }
 
-void shmem_ctx_longlong_atomic_set(shmem_ctx_t ctx, long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_set);
+void pshmem_ctx_longlong_atomic_set(shmem_ctx_t ctx, long long *dest, long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_set");
 }
 
-void shmem_ctx_uint_atomic_set(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_set);
+void pshmem_ctx_uint_atomic_set(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_set");
 }
 
-void shmem_ctx_ulong_atomic_set(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_set);
+void pshmem_ctx_ulong_atomic_set(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_set");
 }
 
-void shmem_ctx_ulonglong_atomic_set(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
-                                    int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_set);
+void pshmem_ctx_ulonglong_atomic_set(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value,
+                                     int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_set");
 }
 
-void shmem_ctx_int32_atomic_set(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_set);
+void pshmem_ctx_int32_atomic_set(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_set");
 }
 
-void shmem_ctx_int64_atomic_set(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_set);
+void pshmem_ctx_int64_atomic_set(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_set");
 }
 
-void shmem_ctx_uint32_atomic_set(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_set);
+void pshmem_ctx_uint32_atomic_set(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_set");
 }
 
-void shmem_ctx_uint64_atomic_set(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_set);
+void pshmem_ctx_uint64_atomic_set(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_set");
 }
 
-void shmem_ctx_size_atomic_set(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_set);
+void pshmem_ctx_size_atomic_set(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_set");
 }
 
-void shmem_ctx_ptrdiff_atomic_set(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_set);
+void pshmem_ctx_ptrdiff_atomic_set(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SET, dest, NULL, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_set");
 }
 
-float shmem_float_atomic_swap(float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_atomic_swap);
+float pshmem_float_atomic_swap(float *dest, float value, int pe)
 {
     float fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(float), pe,
@@ -405,7 +464,8 @@ float shmem_float_atomic_swap(float *dest, float value, int pe)
     return fetched;
 }
 
-double shmem_double_atomic_swap(double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_atomic_swap);
+double pshmem_double_atomic_swap(double *dest, double value, int pe)
 {
     double fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(double), pe,
@@ -413,7 +473,8 @@ double shmem_double_atomic_swap(double *dest, double value, int pe)
     return fetched;
 }
 
-int shmem_int_atomic_swap(int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_swap);
+int pshmem_int_atomic_swap(int *dest, int value, int pe)
 {
     int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int), pe,
@@ -421,7 +482,8 @@ int shmem_int_atomic_swap(int *dest, int value, int pe)
     return fetched;
 }
 
-long shmem_long_atomic_swap(long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_swap);
+long pshmem_long_atomic_swap(long *dest, long value, int pe)
 {
     long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(long), pe,
@@ -429,7 +491,8 @@ long shmem_long_atomic_swap(long *dest, long value, int pe)
     return fetched;
 }
 
-long long shmem_longlong_atomic_swap(long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_swap);
+long long pshmem_longlong_atomic_swap(long long *dest, long long value, int pe)
 {
     long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(long long), pe,
@@ -437,7 +500,8 @@ long long shmem_longlong_atomic_swap(long long *dest, long long value, int pe)
     return fetched;
 }
 
-unsigned int shmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_swap);
+unsigned int pshmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -445,7 +509,8 @@ unsigned int shmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int 
     return fetched;
 }
 
-unsigned long shmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_swap);
+unsigned long pshmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -453,7 +518,8 @@ unsigned long shmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, 
     return fetched;
 }
 
-unsigned long long shmem_ulonglong_atomic_swap(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_swap);
+unsigned long long pshmem_ulonglong_atomic_swap(unsigned long long *dest, unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned long long),
@@ -461,7 +527,8 @@ unsigned long long shmem_ulonglong_atomic_swap(unsigned long long *dest, unsigne
     return fetched;
 }
 
-int32_t shmem_int32_atomic_swap(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_swap);
+int32_t pshmem_int32_atomic_swap(int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -469,7 +536,8 @@ int32_t shmem_int32_atomic_swap(int32_t *dest, int32_t value, int pe)
     return fetched;
 }
 
-int64_t shmem_int64_atomic_swap(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_swap);
+int64_t pshmem_int64_atomic_swap(int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -477,7 +545,8 @@ int64_t shmem_int64_atomic_swap(int64_t *dest, int64_t value, int pe)
     return fetched;
 }
 
-uint32_t shmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_swap);
+uint32_t pshmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -485,7 +554,8 @@ uint32_t shmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe)
     return fetched;
 }
 
-uint64_t shmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_swap);
+uint64_t pshmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -493,7 +563,8 @@ uint64_t shmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe)
     return fetched;
 }
 
-size_t shmem_size_atomic_swap(size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_swap);
+size_t pshmem_size_atomic_swap(size_t *dest, size_t value, int pe)
 {
     size_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(size_t), pe,
@@ -501,7 +572,8 @@ size_t shmem_size_atomic_swap(size_t *dest, size_t value, int pe)
     return fetched;
 }
 
-ptrdiff_t shmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_swap);
+ptrdiff_t pshmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(ptrdiff_t), pe,
@@ -509,7 +581,8 @@ ptrdiff_t shmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe)
     return fetched;
 }
 
-float shmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_atomic_swap);
+float pshmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int pe)
 {
     float fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(float), pe,
@@ -517,7 +590,8 @@ float shmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float *dest, float value, int
     return fetched;
 }
 
-double shmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_atomic_swap);
+double pshmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double *dest, double value, int pe)
 {
     double fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(double), pe,
@@ -525,7 +599,8 @@ double shmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double *dest, double value,
     return fetched;
 }
 
-int shmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_swap);
+int pshmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe)
 {
     int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int), pe,
@@ -533,7 +608,8 @@ int shmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int *dest, int value, int pe)
     return fetched;
 }
 
-long shmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_swap);
+long pshmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe)
 {
     long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(long), pe,
@@ -541,7 +617,8 @@ long shmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long *dest, long value, int pe)
     return fetched;
 }
 
-long long shmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_swap);
+long long pshmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long *dest, long long value, int pe)
 {
     long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(long long), pe,
@@ -549,7 +626,8 @@ long long shmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long *dest, long 
     return fetched;
 }
 
-unsigned int shmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_swap);
+unsigned int pshmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     unsigned int fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned int), pe,
@@ -557,7 +635,8 @@ unsigned int shmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int *dest, uns
     return fetched;
 }
 
-unsigned long shmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_swap);
+unsigned long pshmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     unsigned long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned long), pe,
@@ -565,8 +644,9 @@ unsigned long shmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long *dest, 
     return fetched;
 }
 
-unsigned long long shmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned long long *dest,
-                                                   unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_swap);
+unsigned long long pshmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned long long *dest,
+                                                    unsigned long long value, int pe)
 {
     unsigned long long fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(unsigned long long), pe,
@@ -574,7 +654,8 @@ unsigned long long shmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned lon
     return fetched;
 }
 
-int32_t shmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_swap);
+int32_t pshmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     int32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int32_t), pe,
@@ -582,7 +663,8 @@ int32_t shmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t *dest, int32_t valu
     return fetched;
 }
 
-int64_t shmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_swap);
+int64_t pshmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     int64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(int64_t), pe,
@@ -590,7 +672,8 @@ int64_t shmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t *dest, int64_t valu
     return fetched;
 }
 
-uint32_t shmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_swap);
+uint32_t pshmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     uint32_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(uint32_t), pe,
@@ -598,7 +681,8 @@ uint32_t shmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t *dest, uint32_t 
     return fetched;
 }
 
-uint64_t shmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_swap);
+uint64_t pshmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     uint64_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(uint64_t), pe,
@@ -606,7 +690,8 @@ uint64_t shmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t *dest, uint64_t 
     return fetched;
 }
 
-size_t shmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_swap);
+size_t pshmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
 {
     size_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(size_t), pe,
@@ -614,7 +699,8 @@ size_t shmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t *dest, size_t value, i
     return fetched;
 }
 
-ptrdiff_t shmem_ctx_ptrdiff_atomic_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_swap);
+ptrdiff_t pshmem_ctx_ptrdiff_atomic_swap(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     ptrdiff_t fetched;
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, &fetched, &value, NULL, sizeof(ptrdiff_t), pe,

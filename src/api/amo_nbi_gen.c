@@ -2,673 +2,779 @@
  *
  * Typed non-blocking fetching AMOs: fetch_nbi, swap_nbi, fetch_inc_nbi, fetch_add_nbi. */
 #include "api/amo_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_atomic_fetch_nbi(float *fetch, const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_atomic_fetch_nbi);
+void pshmem_float_atomic_fetch_nbi(float *fetch, const float *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(float), pe,
                   "shmem_float_atomic_fetch_nbi");
 }
 
-void shmem_double_atomic_fetch_nbi(double *fetch, const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_atomic_fetch_nbi);
+void pshmem_double_atomic_fetch_nbi(double *fetch, const double *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(double), pe,
                   "shmem_double_atomic_fetch_nbi");
 }
 
-void shmem_int_atomic_fetch_nbi(int *fetch, const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_fetch_nbi);
+void pshmem_int_atomic_fetch_nbi(int *fetch, const int *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int), pe,
                   "shmem_int_atomic_fetch_nbi");
 }
 
-void shmem_long_atomic_fetch_nbi(long *fetch, const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_fetch_nbi);
+void pshmem_long_atomic_fetch_nbi(long *fetch, const long *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(long), pe,
                   "shmem_long_atomic_fetch_nbi");
 }
 
-void shmem_longlong_atomic_fetch_nbi(long long *fetch, const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_fetch_nbi);
+void pshmem_longlong_atomic_fetch_nbi(long long *fetch, const long long *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(long long),
                   pe, "shmem_longlong_atomic_fetch_nbi");
 }
 
-void shmem_uint_atomic_fetch_nbi(unsigned int *fetch, const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_nbi);
+void pshmem_uint_atomic_fetch_nbi(unsigned int *fetch, const unsigned int *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(unsigned int),
                   pe, "shmem_uint_atomic_fetch_nbi");
 }
 
-void shmem_ulong_atomic_fetch_nbi(unsigned long *fetch, const unsigned long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_nbi);
+void pshmem_ulong_atomic_fetch_nbi(unsigned long *fetch, const unsigned long *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL,
                   sizeof(unsigned long), pe, "shmem_ulong_atomic_fetch_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_nbi(unsigned long long *fetch, const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_nbi);
+void pshmem_ulonglong_atomic_fetch_nbi(unsigned long long *fetch, const unsigned long long *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL,
                   sizeof(unsigned long long), pe, "shmem_ulonglong_atomic_fetch_nbi");
 }
 
-void shmem_int32_atomic_fetch_nbi(int32_t *fetch, const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_nbi);
+void pshmem_int32_atomic_fetch_nbi(int32_t *fetch, const int32_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_nbi");
 }
 
-void shmem_int64_atomic_fetch_nbi(int64_t *fetch, const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_nbi);
+void pshmem_int64_atomic_fetch_nbi(int64_t *fetch, const int64_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_nbi");
 }
 
-void shmem_uint32_atomic_fetch_nbi(uint32_t *fetch, const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_nbi);
+void pshmem_uint32_atomic_fetch_nbi(uint32_t *fetch, const uint32_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_nbi");
 }
 
-void shmem_uint64_atomic_fetch_nbi(uint64_t *fetch, const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_nbi);
+void pshmem_uint64_atomic_fetch_nbi(uint64_t *fetch, const uint64_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_nbi");
 }
 
-void shmem_size_atomic_fetch_nbi(size_t *fetch, const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_fetch_nbi);
+void pshmem_size_atomic_fetch_nbi(size_t *fetch, const size_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(size_t), pe,
                   "shmem_size_atomic_fetch_nbi");
 }
 
-void shmem_ptrdiff_atomic_fetch_nbi(ptrdiff_t *fetch, const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_fetch_nbi);
+void pshmem_ptrdiff_atomic_fetch_nbi(ptrdiff_t *fetch, const ptrdiff_t *source, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(ptrdiff_t),
                   pe, "shmem_ptrdiff_atomic_fetch_nbi");
 }
 
-void shmem_ctx_float_atomic_fetch_nbi(shmem_ctx_t ctx, float *fetch, const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_atomic_fetch_nbi);
+void pshmem_ctx_float_atomic_fetch_nbi(shmem_ctx_t ctx, float *fetch, const float *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(float), pe,
                   "shmem_ctx_float_atomic_fetch_nbi");
 }
 
-void shmem_ctx_double_atomic_fetch_nbi(shmem_ctx_t ctx, double *fetch, const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_atomic_fetch_nbi);
+void pshmem_ctx_double_atomic_fetch_nbi(shmem_ctx_t ctx, double *fetch, const double *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(double), pe,
                   "shmem_ctx_double_atomic_fetch_nbi");
 }
 
-void shmem_ctx_int_atomic_fetch_nbi(shmem_ctx_t ctx, int *fetch, const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_fetch_nbi);
+void pshmem_ctx_int_atomic_fetch_nbi(shmem_ctx_t ctx, int *fetch, const int *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int), pe,
                   "shmem_ctx_int_atomic_fetch_nbi");
 }
 
-void shmem_ctx_long_atomic_fetch_nbi(shmem_ctx_t ctx, long *fetch, const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_fetch_nbi);
+void pshmem_ctx_long_atomic_fetch_nbi(shmem_ctx_t ctx, long *fetch, const long *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(long), pe,
                   "shmem_ctx_long_atomic_fetch_nbi");
 }
 
-void shmem_ctx_longlong_atomic_fetch_nbi(shmem_ctx_t ctx, long long *fetch, const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_fetch_nbi);
+void pshmem_ctx_longlong_atomic_fetch_nbi(shmem_ctx_t ctx, long long *fetch, const long long *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_fetch_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int *fetch, const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_nbi);
+void pshmem_ctx_uint_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int *fetch, const unsigned int *source,
+                                      int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long *fetch, const unsigned long *source,
-                                      int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_nbi);
+void pshmem_ctx_ulong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long *fetch, const unsigned long *source,
+                                       int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                          const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                           const unsigned long long *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_nbi(shmem_ctx_t ctx, int32_t *fetch, const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_nbi);
+void pshmem_ctx_int32_atomic_fetch_nbi(shmem_ctx_t ctx, int32_t *fetch, const int32_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_nbi(shmem_ctx_t ctx, int64_t *fetch, const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_nbi);
+void pshmem_ctx_int64_atomic_fetch_nbi(shmem_ctx_t ctx, int64_t *fetch, const int64_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_nbi(shmem_ctx_t ctx, uint32_t *fetch, const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_nbi);
+void pshmem_ctx_uint32_atomic_fetch_nbi(shmem_ctx_t ctx, uint32_t *fetch, const uint32_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_nbi(shmem_ctx_t ctx, uint64_t *fetch, const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_nbi);
+void pshmem_ctx_uint64_atomic_fetch_nbi(shmem_ctx_t ctx, uint64_t *fetch, const uint64_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_nbi");
 }
 
-void shmem_ctx_size_atomic_fetch_nbi(shmem_ctx_t ctx, size_t *fetch, const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_fetch_nbi);
+void pshmem_ctx_size_atomic_fetch_nbi(shmem_ctx_t ctx, size_t *fetch, const size_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_fetch_nbi");
 }
 
-void shmem_ctx_ptrdiff_atomic_fetch_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_fetch_nbi);
+void pshmem_ctx_ptrdiff_atomic_fetch_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, const ptrdiff_t *source, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_FETCH, (void *)source, fetch, NULL, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_fetch_nbi");
 }
 
-void shmem_float_atomic_swap_nbi(float *fetch, float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_atomic_swap_nbi);
+void pshmem_float_atomic_swap_nbi(float *fetch, float *dest, float value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(float), pe,
                   "shmem_float_atomic_swap_nbi");
 }
 
-void shmem_double_atomic_swap_nbi(double *fetch, double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_atomic_swap_nbi);
+void pshmem_double_atomic_swap_nbi(double *fetch, double *dest, double value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(double), pe,
                   "shmem_double_atomic_swap_nbi");
 }
 
-void shmem_int_atomic_swap_nbi(int *fetch, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_swap_nbi);
+void pshmem_int_atomic_swap_nbi(int *fetch, int *dest, int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int), pe,
                   "shmem_int_atomic_swap_nbi");
 }
 
-void shmem_long_atomic_swap_nbi(long *fetch, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_swap_nbi);
+void pshmem_long_atomic_swap_nbi(long *fetch, long *dest, long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(long), pe,
                   "shmem_long_atomic_swap_nbi");
 }
 
-void shmem_longlong_atomic_swap_nbi(long long *fetch, long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_swap_nbi);
+void pshmem_longlong_atomic_swap_nbi(long long *fetch, long long *dest, long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(long long), pe,
                   "shmem_longlong_atomic_swap_nbi");
 }
 
-void shmem_uint_atomic_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_swap_nbi);
+void pshmem_uint_atomic_swap_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_swap_nbi");
 }
 
-void shmem_ulong_atomic_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_swap_nbi);
+void pshmem_ulong_atomic_swap_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_swap_nbi");
 }
 
-void shmem_ulonglong_atomic_swap_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                     unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_swap_nbi);
+void pshmem_ulonglong_atomic_swap_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                      unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned long long),
                   pe, "shmem_ulonglong_atomic_swap_nbi");
 }
 
-void shmem_int32_atomic_swap_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_swap_nbi);
+void pshmem_int32_atomic_swap_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_swap_nbi");
 }
 
-void shmem_int64_atomic_swap_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_swap_nbi);
+void pshmem_int64_atomic_swap_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_swap_nbi");
 }
 
-void shmem_uint32_atomic_swap_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_swap_nbi);
+void pshmem_uint32_atomic_swap_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_swap_nbi");
 }
 
-void shmem_uint64_atomic_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_swap_nbi);
+void pshmem_uint64_atomic_swap_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_swap_nbi");
 }
 
-void shmem_size_atomic_swap_nbi(size_t *fetch, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_swap_nbi);
+void pshmem_size_atomic_swap_nbi(size_t *fetch, size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(size_t), pe,
                   "shmem_size_atomic_swap_nbi");
 }
 
-void shmem_ptrdiff_atomic_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_swap_nbi);
+void pshmem_ptrdiff_atomic_swap_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ptrdiff_atomic_swap_nbi");
 }
 
-void shmem_ctx_float_atomic_swap_nbi(shmem_ctx_t ctx, float *fetch, float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_atomic_swap_nbi);
+void pshmem_ctx_float_atomic_swap_nbi(shmem_ctx_t ctx, float *fetch, float *dest, float value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(float), pe,
                   "shmem_ctx_float_atomic_swap_nbi");
 }
 
-void shmem_ctx_double_atomic_swap_nbi(shmem_ctx_t ctx, double *fetch, double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_atomic_swap_nbi);
+void pshmem_ctx_double_atomic_swap_nbi(shmem_ctx_t ctx, double *fetch, double *dest, double value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(double), pe,
                   "shmem_ctx_double_atomic_swap_nbi");
 }
 
-void shmem_ctx_int_atomic_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_swap_nbi);
+void pshmem_ctx_int_atomic_swap_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int), pe,
                   "shmem_ctx_int_atomic_swap_nbi");
 }
 
-void shmem_ctx_long_atomic_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_swap_nbi);
+void pshmem_ctx_long_atomic_swap_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(long), pe,
                   "shmem_ctx_long_atomic_swap_nbi");
 }
 
-void shmem_ctx_longlong_atomic_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value,
-                                        int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_swap_nbi);
+void pshmem_ctx_longlong_atomic_swap_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, long long value,
+                                         int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_swap_nbi");
 }
 
-void shmem_ctx_uint_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                    unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_swap_nbi);
+void pshmem_ctx_uint_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                     unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_swap_nbi");
 }
 
-void shmem_ctx_ulong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                     unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_swap_nbi);
+void pshmem_ctx_ulong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                      unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_swap_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch, unsigned long long *dest,
-                                         unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_swap_nbi);
+void pshmem_ctx_ulonglong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                          unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_swap_nbi");
 }
 
-void shmem_ctx_int32_atomic_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_swap_nbi);
+void pshmem_ctx_int32_atomic_swap_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_swap_nbi");
 }
 
-void shmem_ctx_int64_atomic_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_swap_nbi);
+void pshmem_ctx_int64_atomic_swap_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_swap_nbi");
 }
 
-void shmem_ctx_uint32_atomic_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
-                                      int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_swap_nbi);
+void pshmem_ctx_uint32_atomic_swap_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
+                                       int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_swap_nbi");
 }
 
-void shmem_ctx_uint64_atomic_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
-                                      int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_swap_nbi);
+void pshmem_ctx_uint64_atomic_swap_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
+                                       int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_swap_nbi");
 }
 
-void shmem_ctx_size_atomic_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_swap_nbi);
+void pshmem_ctx_size_atomic_swap_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_swap_nbi");
 }
 
-void shmem_ctx_ptrdiff_atomic_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value,
-                                       int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_swap_nbi);
+void pshmem_ctx_ptrdiff_atomic_swap_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value,
+                                        int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_SWAP, dest, fetch, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_swap_nbi");
 }
 
-void shmem_int_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_fetch_inc_nbi);
+void pshmem_int_atomic_fetch_inc_nbi(int *fetch, int *dest, int pe)
 {
     const int one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int), pe,
                   "shmem_int_atomic_fetch_inc_nbi");
 }
 
-void shmem_long_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_fetch_inc_nbi);
+void pshmem_long_atomic_fetch_inc_nbi(long *fetch, long *dest, int pe)
 {
     const long one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(long), pe,
                   "shmem_long_atomic_fetch_inc_nbi");
 }
 
-void shmem_longlong_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_fetch_inc_nbi);
+void pshmem_longlong_atomic_fetch_inc_nbi(long long *fetch, long long *dest, int pe)
 {
     const long long one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(long long), pe,
                   "shmem_longlong_atomic_fetch_inc_nbi");
 }
 
-void shmem_uint_atomic_fetch_inc_nbi(unsigned int *fetch, unsigned int *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_inc_nbi);
+void pshmem_uint_atomic_fetch_inc_nbi(unsigned int *fetch, unsigned int *dest, int pe)
 {
     const unsigned int one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_fetch_inc_nbi");
 }
 
-void shmem_ulong_atomic_fetch_inc_nbi(unsigned long *fetch, unsigned long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_inc_nbi);
+void pshmem_ulong_atomic_fetch_inc_nbi(unsigned long *fetch, unsigned long *dest, int pe)
 {
     const unsigned long one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_fetch_inc_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_inc_nbi(unsigned long long *fetch, unsigned long long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_inc_nbi);
+void pshmem_ulonglong_atomic_fetch_inc_nbi(unsigned long long *fetch, unsigned long long *dest, int pe)
 {
     const unsigned long long one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_fetch_inc_nbi");
 }
 
-void shmem_int32_atomic_fetch_inc_nbi(int32_t *fetch, int32_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_inc_nbi);
+void pshmem_int32_atomic_fetch_inc_nbi(int32_t *fetch, int32_t *dest, int pe)
 {
     const int32_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_inc_nbi");
 }
 
-void shmem_int64_atomic_fetch_inc_nbi(int64_t *fetch, int64_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_inc_nbi);
+void pshmem_int64_atomic_fetch_inc_nbi(int64_t *fetch, int64_t *dest, int pe)
 {
     const int64_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_inc_nbi");
 }
 
-void shmem_uint32_atomic_fetch_inc_nbi(uint32_t *fetch, uint32_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_inc_nbi);
+void pshmem_uint32_atomic_fetch_inc_nbi(uint32_t *fetch, uint32_t *dest, int pe)
 {
     const uint32_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_inc_nbi");
 }
 
-void shmem_uint64_atomic_fetch_inc_nbi(uint64_t *fetch, uint64_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_inc_nbi);
+void pshmem_uint64_atomic_fetch_inc_nbi(uint64_t *fetch, uint64_t *dest, int pe)
 {
     const uint64_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_inc_nbi");
 }
 
-void shmem_size_atomic_fetch_inc_nbi(size_t *fetch, size_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_fetch_inc_nbi);
+void pshmem_size_atomic_fetch_inc_nbi(size_t *fetch, size_t *dest, int pe)
 {
     const size_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(size_t), pe,
                   "shmem_size_atomic_fetch_inc_nbi");
 }
 
-void shmem_ptrdiff_atomic_fetch_inc_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_fetch_inc_nbi);
+void pshmem_ptrdiff_atomic_fetch_inc_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, int pe)
 {
     const ptrdiff_t one = 1;
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ptrdiff_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_int_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_fetch_inc_nbi);
+void pshmem_ctx_int_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int pe)
 {
     const int one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int), pe,
                   "shmem_ctx_int_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_long_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long *fetch, long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_fetch_inc_nbi);
+void pshmem_ctx_long_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long *fetch, long *dest, int pe)
 {
     const long one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(long), pe,
                   "shmem_ctx_long_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_longlong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_fetch_inc_nbi);
+void pshmem_ctx_longlong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest, int pe)
 {
     const long long one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_inc_nbi);
+void pshmem_ctx_uint_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest, int pe)
 {
     const unsigned int one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_inc_nbi);
+void pshmem_ctx_ulong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest, int pe)
 {
     const unsigned long one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                              unsigned long long *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_inc_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                               unsigned long long *dest, int pe)
 {
     const unsigned long long one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_inc_nbi);
+void pshmem_ctx_int32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int pe)
 {
     const int32_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_inc_nbi);
+void pshmem_ctx_int64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int pe)
 {
     const int64_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_inc_nbi);
+void pshmem_ctx_uint32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, int pe)
 {
     const uint32_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_inc_nbi);
+void pshmem_ctx_uint64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, int pe)
 {
     const uint64_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_size_atomic_fetch_inc_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_fetch_inc_nbi);
+void pshmem_ctx_size_atomic_fetch_inc_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, int pe)
 {
     const size_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_fetch_inc_nbi");
 }
 
-void shmem_ctx_ptrdiff_atomic_fetch_inc_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_fetch_inc_nbi);
+void pshmem_ctx_ptrdiff_atomic_fetch_inc_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest, int pe)
 {
     const ptrdiff_t one = 1;
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &one, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_fetch_inc_nbi");
 }
 
-void shmem_int_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_atomic_fetch_add_nbi);
+void pshmem_int_atomic_fetch_add_nbi(int *fetch, int *dest, int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int), pe,
                   "shmem_int_atomic_fetch_add_nbi");
 }
 
-void shmem_long_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_atomic_fetch_add_nbi);
+void pshmem_long_atomic_fetch_add_nbi(long *fetch, long *dest, long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(long), pe,
                   "shmem_long_atomic_fetch_add_nbi");
 }
 
-void shmem_longlong_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_atomic_fetch_add_nbi);
+void pshmem_longlong_atomic_fetch_add_nbi(long long *fetch, long long *dest, long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(long long), pe,
                   "shmem_longlong_atomic_fetch_add_nbi");
 }
 
-void shmem_uint_atomic_fetch_add_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_atomic_fetch_add_nbi);
+void pshmem_uint_atomic_fetch_add_nbi(unsigned int *fetch, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_uint_atomic_fetch_add_nbi");
 }
 
-void shmem_ulong_atomic_fetch_add_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_atomic_fetch_add_nbi);
+void pshmem_ulong_atomic_fetch_add_nbi(unsigned long *fetch, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ulong_atomic_fetch_add_nbi");
 }
 
-void shmem_ulonglong_atomic_fetch_add_nbi(unsigned long long *fetch, unsigned long long *dest,
-                                          unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_atomic_fetch_add_nbi);
+void pshmem_ulonglong_atomic_fetch_add_nbi(unsigned long long *fetch, unsigned long long *dest,
+                                           unsigned long long value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_atomic_fetch_add_nbi");
 }
 
-void shmem_int32_atomic_fetch_add_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_atomic_fetch_add_nbi);
+void pshmem_int32_atomic_fetch_add_nbi(int32_t *fetch, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_int32_atomic_fetch_add_nbi");
 }
 
-void shmem_int64_atomic_fetch_add_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_atomic_fetch_add_nbi);
+void pshmem_int64_atomic_fetch_add_nbi(int64_t *fetch, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_int64_atomic_fetch_add_nbi");
 }
 
-void shmem_uint32_atomic_fetch_add_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_atomic_fetch_add_nbi);
+void pshmem_uint32_atomic_fetch_add_nbi(uint32_t *fetch, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_uint32_atomic_fetch_add_nbi");
 }
 
-void shmem_uint64_atomic_fetch_add_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_atomic_fetch_add_nbi);
+void pshmem_uint64_atomic_fetch_add_nbi(uint64_t *fetch, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_uint64_atomic_fetch_add_nbi");
 }
 
-void shmem_size_atomic_fetch_add_nbi(size_t *fetch, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_atomic_fetch_add_nbi);
+void pshmem_size_atomic_fetch_add_nbi(size_t *fetch, size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(size_t), pe,
                   "shmem_size_atomic_fetch_add_nbi");
 }
 
-void shmem_ptrdiff_atomic_fetch_add_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_atomic_fetch_add_nbi);
+void pshmem_ptrdiff_atomic_fetch_add_nbi(ptrdiff_t *fetch, ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_amo(SHMEM_CTX_DEFAULT, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ptrdiff_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_int_atomic_fetch_add_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_atomic_fetch_add_nbi);
+void pshmem_ctx_int_atomic_fetch_add_nbi(shmem_ctx_t ctx, int *fetch, int *dest, int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int), pe,
                   "shmem_ctx_int_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_long_atomic_fetch_add_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_atomic_fetch_add_nbi);
+void pshmem_ctx_long_atomic_fetch_add_nbi(shmem_ctx_t ctx, long *fetch, long *dest, long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(long), pe,
                   "shmem_ctx_long_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_longlong_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest,
-                                             long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_atomic_fetch_add_nbi);
+void pshmem_ctx_longlong_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long *fetch, long long *dest,
+                                              long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(long long), pe,
                   "shmem_ctx_longlong_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_uint_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
-                                         unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_atomic_fetch_add_nbi);
+void pshmem_ctx_uint_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int *fetch, unsigned int *dest,
+                                          unsigned int value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned int), pe,
                   "shmem_ctx_uint_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_ulong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
-                                          unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_atomic_fetch_add_nbi);
+void pshmem_ctx_ulong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long *fetch, unsigned long *dest,
+                                           unsigned long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned long), pe,
                   "shmem_ctx_ulong_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_ulonglong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
-                                              unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_atomic_fetch_add_nbi);
+void pshmem_ctx_ulonglong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long *fetch,
+                                               unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(unsigned long long), pe,
                   "shmem_ctx_ulonglong_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_int32_atomic_fetch_add_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_atomic_fetch_add_nbi);
+void pshmem_ctx_int32_atomic_fetch_add_nbi(shmem_ctx_t ctx, int32_t *fetch, int32_t *dest, int32_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int32_t), pe,
                   "shmem_ctx_int32_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_int64_atomic_fetch_add_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
-                                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_atomic_fetch_add_nbi);
+void pshmem_ctx_int64_atomic_fetch_add_nbi(shmem_ctx_t ctx, int64_t *fetch, int64_t *dest, int64_t value,
+                                           int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(int64_t), pe,
                   "shmem_ctx_int64_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_uint32_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_atomic_fetch_add_nbi);
+void pshmem_ctx_uint32_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint32_t *fetch, uint32_t *dest, uint32_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(uint32_t), pe,
                   "shmem_ctx_uint32_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_uint64_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
-                                           int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_atomic_fetch_add_nbi);
+void pshmem_ctx_uint64_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint64_t *fetch, uint64_t *dest, uint64_t value,
+                                            int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(uint64_t), pe,
                   "shmem_ctx_uint64_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_size_atomic_fetch_add_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_atomic_fetch_add_nbi);
+void pshmem_ctx_size_atomic_fetch_add_nbi(shmem_ctx_t ctx, size_t *fetch, size_t *dest, size_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(size_t), pe,
                   "shmem_ctx_size_atomic_fetch_add_nbi");
 }
 
-void shmem_ctx_ptrdiff_atomic_fetch_add_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest,
-                                            ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_atomic_fetch_add_nbi);
+void pshmem_ctx_ptrdiff_atomic_fetch_add_nbi(shmem_ctx_t ctx, ptrdiff_t *fetch, ptrdiff_t *dest,
+                                             ptrdiff_t value, int pe)
 {
     shoal_api_amo(ctx, SHOAL_AMO_ADD, dest, fetch, &value, NULL, sizeof(ptrdiff_t), pe,
                   "shmem_ctx_ptrdiff_atomic_fetch_add_nbi");

@@ -3,382 +3,438 @@
  * Deprecated active-set collectives: broadcast32/64, collect32/64, fcollect32/64,
  * alltoall32/64, alltoalls32/64 and the TYPENAME_OP_to_all reductions. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,
-                       int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_broadcast32);
+void pshmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,
+                        int logPE_stride, int PE_size, long *pSync)
 {
     shoal_api_broadcast_set(dest, source, nelems, 4, PE_root, PE_start, logPE_stride, PE_size, pSync,
                             "shmem_broadcast32");
 }
 
-void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,
-                       int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_broadcast64);
+void pshmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start,
+                        int logPE_stride, int PE_size, long *pSync)
 {
     shoal_api_broadcast_set(dest, source, nelems, 8, PE_root, PE_start, logPE_stride, PE_size, pSync,
                             "shmem_broadcast64");
 }
 
-void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                     int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_collect32);
+void pshmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long *pSync)
 {
     shoal_api_collect_set(dest, source, nelems, 4, PE_start, logPE_stride, PE_size, pSync, "shmem_collect32");
 }
 
-void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                     int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_collect64);
+void pshmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                      int PE_size, long *pSync)
 {
     shoal_api_collect_set(dest, source, nelems, 8, PE_start, logPE_stride, PE_size, pSync, "shmem_collect64");
 }
 
-void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_fcollect32);
+void pshmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                       int PE_size, long *pSync)
 {
     shoal_api_fcollect_set(dest, source, nelems, 4, PE_start, logPE_stride, PE_size, pSync,
                            "shmem_fcollect32");
 }
 
-void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_fcollect64);
+void pshmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                       int PE_size, long *pSync)
 {
     shoal_api_fcollect_set(dest, source, nelems, 8, PE_start, logPE_stride, PE_size, pSync,
                            "shmem_fcollect64");
 }
 
-void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_alltoall32);
+void pshmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                       int PE_size, long *pSync)
 {
     shoal_api_alltoall_set(dest, source, nelems, 4, PE_start, logPE_stride, PE_size, pSync,
                            "shmem_alltoall32");
 }
 
-void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
-                      int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_alltoall64);
+void pshmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride,
+                       int PE_size, long *pSync)
 {
     shoal_api_alltoall_set(dest, source, nelems, 8, PE_start, logPE_stride, PE_size, pSync,
                            "shmem_alltoall64");
 }
 
-void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int PE_start, int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_alltoalls32);
+void pshmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     shoal_api_alltoalls_set(dest, source, dst, sst, nelems, 4, PE_start, logPE_stride, PE_size, pSync,
                             "shmem_alltoalls32");
 }
 
-void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int PE_start, int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_alltoalls64);
+void pshmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     shoal_api_alltoalls_set(dest, source, dst, sst, nelems, 8, PE_start, logPE_stride, PE_size, pSync,
                             "shmem_alltoalls64");
 }
 
-void shmem_short_and_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_and_to_all);
+void pshmem_short_and_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_AND,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_and_to_all");
 }
 
-void shmem_int_and_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_and_to_all);
+void pshmem_int_and_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_AND,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_and_to_all");
 }
 
-void shmem_long_and_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_and_to_all);
+void pshmem_long_and_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_AND,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_and_to_all");
 }
 
-void shmem_longlong_and_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_and_to_all);
+void pshmem_longlong_and_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_AND,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_and_to_all");
 }
 
-void shmem_short_or_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_or_to_all);
+void pshmem_short_or_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_OR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_or_to_all");
 }
 
-void shmem_int_or_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                         int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_or_to_all);
+void pshmem_int_or_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                          int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_OR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_or_to_all");
 }
 
-void shmem_long_or_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_or_to_all);
+void pshmem_long_or_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_OR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_or_to_all");
 }
 
-void shmem_longlong_or_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                              int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_or_to_all);
+void pshmem_longlong_or_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_OR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_or_to_all");
 }
 
-void shmem_short_xor_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_xor_to_all);
+void pshmem_short_xor_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_XOR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_xor_to_all");
 }
 
-void shmem_int_xor_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_xor_to_all);
+void pshmem_int_xor_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_XOR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_xor_to_all");
 }
 
-void shmem_long_xor_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_xor_to_all);
+void pshmem_long_xor_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_XOR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_xor_to_all");
 }
 
-void shmem_longlong_xor_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_xor_to_all);
+void pshmem_longlong_xor_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_XOR,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_xor_to_all");
 }
 
-void shmem_float_max_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, float *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_float_max_to_all);
+void pshmem_float_max_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, float *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_FLOAT, SHOAL_RED_MAX, PE_start, logPE_stride,
                          PE_size, pWrk, pSync, "shmem_float_max_to_all");
 }
 
-void shmem_double_max_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
-                             int PE_size, double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_double_max_to_all);
+void pshmem_double_max_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
+                              int PE_size, double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_MAX, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_double_max_to_all");
 }
 
-void shmem_longdouble_max_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
-                                 int logPE_stride, int PE_size, long double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longdouble_max_to_all);
+void pshmem_longdouble_max_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
+                                  int logPE_stride, int PE_size, long double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_MAX, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_longdouble_max_to_all");
 }
 
-void shmem_short_max_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_max_to_all);
+void pshmem_short_max_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_MAX,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_max_to_all");
 }
 
-void shmem_int_max_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_max_to_all);
+void pshmem_int_max_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_MAX,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_max_to_all");
 }
 
-void shmem_long_max_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_max_to_all);
+void pshmem_long_max_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_MAX,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_max_to_all");
 }
 
-void shmem_longlong_max_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_max_to_all);
+void pshmem_longlong_max_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_MAX,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_max_to_all");
 }
 
-void shmem_float_min_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, float *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_float_min_to_all);
+void pshmem_float_min_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, float *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_FLOAT, SHOAL_RED_MIN, PE_start, logPE_stride,
                          PE_size, pWrk, pSync, "shmem_float_min_to_all");
 }
 
-void shmem_double_min_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
-                             int PE_size, double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_double_min_to_all);
+void pshmem_double_min_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
+                              int PE_size, double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_MIN, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_double_min_to_all");
 }
 
-void shmem_longdouble_min_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
-                                 int logPE_stride, int PE_size, long double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longdouble_min_to_all);
+void pshmem_longdouble_min_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
+                                  int logPE_stride, int PE_size, long double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_MIN, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_longdouble_min_to_all");
 }
 
-void shmem_short_min_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_min_to_all);
+void pshmem_short_min_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_MIN,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_min_to_all");
 }
 
-void shmem_int_min_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_min_to_all);
+void pshmem_int_min_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_MIN,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_min_to_all");
 }
 
-void shmem_long_min_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_min_to_all);
+void pshmem_long_min_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_MIN,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_min_to_all");
 }
 
-void shmem_longlong_min_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_min_to_all);
+void pshmem_longlong_min_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_MIN,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_min_to_all");
 }
 
-void shmem_float_sum_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, float *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_float_sum_to_all);
+void pshmem_float_sum_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, float *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_FLOAT, SHOAL_RED_SUM, PE_start, logPE_stride,
                          PE_size, pWrk, pSync, "shmem_float_sum_to_all");
 }
 
-void shmem_double_sum_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
-                             int PE_size, double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_double_sum_to_all);
+void pshmem_double_sum_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
+                              int PE_size, double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_SUM, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_double_sum_to_all");
 }
 
-void shmem_longdouble_sum_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
-                                 int logPE_stride, int PE_size, long double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longdouble_sum_to_all);
+void pshmem_longdouble_sum_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
+                                  int logPE_stride, int PE_size, long double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_SUM, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_longdouble_sum_to_all");
 }
 
-void shmem_short_sum_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_sum_to_all);
+void pshmem_short_sum_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_SUM,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_sum_to_all");
 }
 
-void shmem_int_sum_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                          int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_sum_to_all);
+void pshmem_int_sum_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                           int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_SUM,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_sum_to_all");
 }
 
-void shmem_long_sum_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_sum_to_all);
+void pshmem_long_sum_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_SUM,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_sum_to_all");
 }
 
-void shmem_longlong_sum_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_sum_to_all);
+void pshmem_longlong_sum_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_SUM,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_sum_to_all");
 }
 
-void shmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start,
-                               int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_complexf_sum_to_all);
+void pshmem_complexf_sum_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start,
+                                int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_COMPLEXF, SHOAL_RED_SUM, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_complexf_sum_to_all");
 }
 
-void shmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce,
-                               int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk,
-                               long *pSync)
+SHOAL_WEAK_ALIAS(shmem_complexd_sum_to_all);
+void pshmem_complexd_sum_to_all(double _Complex *dest, const double _Complex *source, int nreduce,
+                                int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk,
+                                long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_COMPLEXD, SHOAL_RED_SUM, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_complexd_sum_to_all");
 }
 
-void shmem_float_prod_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
-                             int PE_size, float *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_float_prod_to_all);
+void pshmem_float_prod_to_all(float *dest, const float *source, int nreduce, int PE_start, int logPE_stride,
+                              int PE_size, float *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_FLOAT, SHOAL_RED_PROD, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_float_prod_to_all");
 }
 
-void shmem_double_prod_to_all(double *dest, const double *source, int nreduce, int PE_start, int logPE_stride,
-                              int PE_size, double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_double_prod_to_all);
+void pshmem_double_prod_to_all(double *dest, const double *source, int nreduce, int PE_start,
+                               int logPE_stride, int PE_size, double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_PROD, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_double_prod_to_all");
 }
 
-void shmem_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
-                                  int logPE_stride, int PE_size, long double *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longdouble_prod_to_all);
+void pshmem_longdouble_prod_to_all(long double *dest, const long double *source, int nreduce, int PE_start,
+                                   int logPE_stride, int PE_size, long double *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_PROD, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_longdouble_prod_to_all");
 }
 
-void shmem_short_prod_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
-                             int PE_size, short *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_short_prod_to_all);
+void pshmem_short_prod_to_all(short *dest, const short *source, int nreduce, int PE_start, int logPE_stride,
+                              int PE_size, short *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_PROD,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_short_prod_to_all");
 }
 
-void shmem_int_prod_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
-                           int PE_size, int *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_int_prod_to_all);
+void pshmem_int_prod_to_all(int *dest, const int *source, int nreduce, int PE_start, int logPE_stride,
+                            int PE_size, int *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_PROD,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_int_prod_to_all");
 }
 
-void shmem_long_prod_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
-                            int PE_size, long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_long_prod_to_all);
+void pshmem_long_prod_to_all(long *dest, const long *source, int nreduce, int PE_start, int logPE_stride,
+                             int PE_size, long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_PROD,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_long_prod_to_all");
 }
 
-void shmem_longlong_prod_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
-                                int logPE_stride, int PE_size, long long *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_longlong_prod_to_all);
+void pshmem_longlong_prod_to_all(long long *dest, const long long *source, int nreduce, int PE_start,
+                                 int logPE_stride, int PE_size, long long *pWrk, long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_PROD,
                          PE_start, logPE_stride, PE_size, pWrk, pSync, "shmem_longlong_prod_to_all");
 }
 
-void shmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce, int PE_start,
-                                int logPE_stride, int PE_size, float _Complex *pWrk, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_complexf_prod_to_all);
+void pshmem_complexf_prod_to_all(float _Complex *dest, const float _Complex *source, int nreduce,
+                                 int PE_start, int logPE_stride, int PE_size, float _Complex *pWrk,
+                                 long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_COMPLEXF, SHOAL_RED_PROD, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_complexf_prod_to_all");
 }
 
-void shmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce,
-                                int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk,
-                                long *pSync)
+SHOAL_WEAK_ALIAS(shmem_complexd_prod_to_all);
+void pshmem_complexd_prod_to_all(double _Complex *dest, const double _Complex *source, int nreduce,
+                                 int PE_start, int logPE_stride, int PE_size, double _Complex *pWrk,
+                                 long *pSync)
 {
     shoal_api_reduce_set(dest, source, (size_t)nreduce, SHOAL_DT_COMPLEXD, SHOAL_RED_PROD, PE_start,
                          logPE_stride, PE_size, pWrk, pSync, "shmem_complexd_prod_to_all");

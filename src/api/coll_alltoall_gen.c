@@ -2,300 +2,351 @@
  *
  * Team data collectives: alltoall, alltoalls and their mem forms. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_float_alltoall(shmem_team_t team, float *dest, const float *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_alltoall);
+int pshmem_float_alltoall(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(float), "shmem_float_alltoall");
 }
 
-int shmem_double_alltoall(shmem_team_t team, double *dest, const double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_alltoall);
+int pshmem_double_alltoall(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(double), "shmem_double_alltoall");
 }
 
-int shmem_longdouble_alltoall(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_alltoall);
+int pshmem_longdouble_alltoall(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(long double), "shmem_longdouble_alltoall");
 }
 
-int shmem_char_alltoall(shmem_team_t team, char *dest, const char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_alltoall);
+int pshmem_char_alltoall(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(char), "shmem_char_alltoall");
 }
 
-int shmem_schar_alltoall(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_alltoall);
+int pshmem_schar_alltoall(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(signed char), "shmem_schar_alltoall");
 }
 
-int shmem_short_alltoall(shmem_team_t team, short *dest, const short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_alltoall);
+int pshmem_short_alltoall(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(short), "shmem_short_alltoall");
 }
 
-int shmem_int_alltoall(shmem_team_t team, int *dest, const int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_alltoall);
+int pshmem_int_alltoall(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(int), "shmem_int_alltoall");
 }
 
-int shmem_long_alltoall(shmem_team_t team, long *dest, const long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_alltoall);
+int pshmem_long_alltoall(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(long), "shmem_long_alltoall");
 }
 
-int shmem_longlong_alltoall(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_alltoall);
+int pshmem_longlong_alltoall(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(long long), "shmem_longlong_alltoall");
 }
 
-int shmem_uchar_alltoall(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_alltoall);
+int pshmem_uchar_alltoall(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(unsigned char), "shmem_uchar_alltoall");
 }
 
-int shmem_ushort_alltoall(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                          size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_alltoall);
+int pshmem_ushort_alltoall(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                           size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(unsigned short), "shmem_ushort_alltoall");
 }
 
-int shmem_uint_alltoall(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_alltoall);
+int pshmem_uint_alltoall(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(unsigned int), "shmem_uint_alltoall");
 }
 
-int shmem_ulong_alltoall(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_alltoall);
+int pshmem_ulong_alltoall(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(unsigned long), "shmem_ulong_alltoall");
 }
 
-int shmem_ulonglong_alltoall(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                             size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_alltoall);
+int pshmem_ulonglong_alltoall(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                              size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(unsigned long long),
                               "shmem_ulonglong_alltoall");
 }
 
-int shmem_int8_alltoall(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_alltoall);
+int pshmem_int8_alltoall(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(int8_t), "shmem_int8_alltoall");
 }
 
-int shmem_int16_alltoall(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_alltoall);
+int pshmem_int16_alltoall(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(int16_t), "shmem_int16_alltoall");
 }
 
-int shmem_int32_alltoall(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_alltoall);
+int pshmem_int32_alltoall(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(int32_t), "shmem_int32_alltoall");
 }
 
-int shmem_int64_alltoall(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_alltoall);
+int pshmem_int64_alltoall(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(int64_t), "shmem_int64_alltoall");
 }
 
-int shmem_uint8_alltoall(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_alltoall);
+int pshmem_uint8_alltoall(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(uint8_t), "shmem_uint8_alltoall");
 }
 
-int shmem_uint16_alltoall(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_alltoall);
+int pshmem_uint16_alltoall(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(uint16_t), "shmem_uint16_alltoall");
 }
 
-int shmem_uint32_alltoall(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_alltoall);
+int pshmem_uint32_alltoall(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(uint32_t), "shmem_uint32_alltoall");
 }
 
-int shmem_uint64_alltoall(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_alltoall);
+int pshmem_uint64_alltoall(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(uint64_t), "shmem_uint64_alltoall");
 }
 
-int shmem_size_alltoall(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_alltoall);
+int pshmem_size_alltoall(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(size_t), "shmem_size_alltoall");
 }
 
-int shmem_ptrdiff_alltoall(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_alltoall);
+int pshmem_ptrdiff_alltoall(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_alltoall");
 }
 
-int shmem_float_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_alltoalls);
+int pshmem_float_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(float), "shmem_float_alltoalls");
 }
 
-int shmem_double_alltoalls(shmem_team_t team, double *dest, const double *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_alltoalls);
+int pshmem_double_alltoalls(shmem_team_t team, double *dest, const double *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(double),
                                "shmem_double_alltoalls");
 }
 
-int shmem_longdouble_alltoalls(shmem_team_t team, long double *dest, const long double *source, ptrdiff_t dst,
-                               ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_alltoalls);
+int pshmem_longdouble_alltoalls(shmem_team_t team, long double *dest, const long double *source,
+                                ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(long double),
                                "shmem_longdouble_alltoalls");
 }
 
-int shmem_char_alltoalls(shmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_alltoalls);
+int pshmem_char_alltoalls(shmem_team_t team, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(char), "shmem_char_alltoalls");
 }
 
-int shmem_schar_alltoalls(shmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_alltoalls);
+int pshmem_schar_alltoalls(shmem_team_t team, signed char *dest, const signed char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(signed char),
                                "shmem_schar_alltoalls");
 }
 
-int shmem_short_alltoalls(shmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_alltoalls);
+int pshmem_short_alltoalls(shmem_team_t team, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(short), "shmem_short_alltoalls");
 }
 
-int shmem_int_alltoalls(shmem_team_t team, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_alltoalls);
+int pshmem_int_alltoalls(shmem_team_t team, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(int), "shmem_int_alltoalls");
 }
 
-int shmem_long_alltoalls(shmem_team_t team, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_alltoalls);
+int pshmem_long_alltoalls(shmem_team_t team, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(long), "shmem_long_alltoalls");
 }
 
-int shmem_longlong_alltoalls(shmem_team_t team, long long *dest, const long long *source, ptrdiff_t dst,
-                             ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_alltoalls);
+int pshmem_longlong_alltoalls(shmem_team_t team, long long *dest, const long long *source, ptrdiff_t dst,
+                              ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(long long),
                                "shmem_longlong_alltoalls");
 }
 
-int shmem_uchar_alltoalls(shmem_team_t team, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_alltoalls);
+int pshmem_uchar_alltoalls(shmem_team_t team, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(unsigned char),
                                "shmem_uchar_alltoalls");
 }
 
-int shmem_ushort_alltoalls(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                           ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_alltoalls);
+int pshmem_ushort_alltoalls(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(unsigned short),
                                "shmem_ushort_alltoalls");
 }
 
-int shmem_uint_alltoalls(shmem_team_t team, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
-                         ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_alltoalls);
+int pshmem_uint_alltoalls(shmem_team_t team, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
+                          ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(unsigned int),
                                "shmem_uint_alltoalls");
 }
 
-int shmem_ulong_alltoalls(shmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_alltoalls);
+int pshmem_ulong_alltoalls(shmem_team_t team, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(unsigned long),
                                "shmem_ulong_alltoalls");
 }
 
-int shmem_ulonglong_alltoalls(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_alltoalls);
+int pshmem_ulonglong_alltoalls(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(unsigned long long),
                                "shmem_ulonglong_alltoalls");
 }
 
-int shmem_int8_alltoalls(shmem_team_t team, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_alltoalls);
+int pshmem_int8_alltoalls(shmem_team_t team, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(int8_t), "shmem_int8_alltoalls");
 }
 
-int shmem_int16_alltoalls(shmem_team_t team, int16_t *dest, const int16_t *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_alltoalls);
+int pshmem_int16_alltoalls(shmem_team_t team, int16_t *dest, const int16_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(int16_t),
                                "shmem_int16_alltoalls");
 }
 
-int shmem_int32_alltoalls(shmem_team_t team, int32_t *dest, const int32_t *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_alltoalls);
+int pshmem_int32_alltoalls(shmem_team_t team, int32_t *dest, const int32_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(int32_t),
                                "shmem_int32_alltoalls");
 }
 
-int shmem_int64_alltoalls(shmem_team_t team, int64_t *dest, const int64_t *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_alltoalls);
+int pshmem_int64_alltoalls(shmem_team_t team, int64_t *dest, const int64_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(int64_t),
                                "shmem_int64_alltoalls");
 }
 
-int shmem_uint8_alltoalls(shmem_team_t team, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_alltoalls);
+int pshmem_uint8_alltoalls(shmem_team_t team, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(uint8_t),
                                "shmem_uint8_alltoalls");
 }
 
-int shmem_uint16_alltoalls(shmem_team_t team, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_alltoalls);
+int pshmem_uint16_alltoalls(shmem_team_t team, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(uint16_t),
                                "shmem_uint16_alltoalls");
 }
 
-int shmem_uint32_alltoalls(shmem_team_t team, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_alltoalls);
+int pshmem_uint32_alltoalls(shmem_team_t team, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(uint32_t),
                                "shmem_uint32_alltoalls");
 }
 
-int shmem_uint64_alltoalls(shmem_team_t team, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_alltoalls);
+int pshmem_uint64_alltoalls(shmem_team_t team, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(uint64_t),
                                "shmem_uint64_alltoalls");
 }
 
-int shmem_size_alltoalls(shmem_team_t team, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_alltoalls);
+int pshmem_size_alltoalls(shmem_team_t team, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(size_t), "shmem_size_alltoalls");
 }
 
-int shmem_ptrdiff_alltoalls(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_alltoalls);
+int pshmem_ptrdiff_alltoalls(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, sizeof(ptrdiff_t),
                                "shmem_ptrdiff_alltoalls");
 }
 
-int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_alltoallmem);
+int pshmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
     return shoal_api_alltoall(team, dest, source, nelems, 1, "shmem_alltoallmem");
 }
 
-int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_alltoallsmem);
+int pshmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems)
 {
     return shoal_api_alltoalls(team, dest, source, dst, sst, nelems, 1, "shmem_alltoallsmem");
 }

@@ -9,6 +9,7 @@
 
 #include "api/check.h"
 #include "api/debug.h"
+#include "api/profiling.h"
 #include "coll/coll.h"
 #include "core/team.h"
 #include "sync/group.h"
@@ -218,7 +219,8 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     return 0;
 }
 
-int shmem_team_sync(shmem_team_t team)
+SHOAL_WEAK_ALIAS(shmem_team_sync);
+int pshmem_team_sync(shmem_team_t team)
 {
     struct shoal_team *t = team_of("shmem_team_sync", team);
     if (!t) return -1;
@@ -335,14 +337,16 @@ void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum s
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
 }
 
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_sync);
+void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     struct shoal_group g;
     active_set("shmem_sync", &g, PE_start, logPE_stride, PE_size, pSync);
     shoal_coll_barrier(&g);
 }
 
-void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+SHOAL_WEAK_ALIAS(shmem_barrier);
+void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     struct shoal_group g;
     active_set("shmem_barrier", &g, PE_start, logPE_stride, PE_size, pSync);

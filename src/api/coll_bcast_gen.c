@@ -2,409 +2,490 @@
  *
  * Team data collectives: broadcast, collect, fcollect and their mem forms. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_float_broadcast);
+int pshmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(float), PE_root, "shmem_float_broadcast");
 }
 
-int shmem_double_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_double_broadcast);
+int pshmem_double_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(double), PE_root, "shmem_double_broadcast");
 }
 
-int shmem_longdouble_broadcast(shmem_team_t team, long double *dest, const long double *source, size_t nelems,
-                               int PE_root)
+SHOAL_WEAK_ALIAS(shmem_longdouble_broadcast);
+int pshmem_longdouble_broadcast(shmem_team_t team, long double *dest, const long double *source,
+                                size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(long double), PE_root,
                                "shmem_longdouble_broadcast");
 }
 
-int shmem_char_broadcast(shmem_team_t team, char *dest, const char *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_char_broadcast);
+int pshmem_char_broadcast(shmem_team_t team, char *dest, const char *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(char), PE_root, "shmem_char_broadcast");
 }
 
-int shmem_schar_broadcast(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems,
-                          int PE_root)
+SHOAL_WEAK_ALIAS(shmem_schar_broadcast);
+int pshmem_schar_broadcast(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(signed char), PE_root,
                                "shmem_schar_broadcast");
 }
 
-int shmem_short_broadcast(shmem_team_t team, short *dest, const short *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_short_broadcast);
+int pshmem_short_broadcast(shmem_team_t team, short *dest, const short *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(short), PE_root, "shmem_short_broadcast");
 }
 
-int shmem_int_broadcast(shmem_team_t team, int *dest, const int *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_int_broadcast);
+int pshmem_int_broadcast(shmem_team_t team, int *dest, const int *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(int), PE_root, "shmem_int_broadcast");
 }
 
-int shmem_long_broadcast(shmem_team_t team, long *dest, const long *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_long_broadcast);
+int pshmem_long_broadcast(shmem_team_t team, long *dest, const long *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(long), PE_root, "shmem_long_broadcast");
 }
 
-int shmem_longlong_broadcast(shmem_team_t team, long long *dest, const long long *source, size_t nelems,
-                             int PE_root)
+SHOAL_WEAK_ALIAS(shmem_longlong_broadcast);
+int pshmem_longlong_broadcast(shmem_team_t team, long long *dest, const long long *source, size_t nelems,
+                              int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(long long), PE_root,
                                "shmem_longlong_broadcast");
 }
 
-int shmem_uchar_broadcast(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems,
-                          int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uchar_broadcast);
+int pshmem_uchar_broadcast(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(unsigned char), PE_root,
                                "shmem_uchar_broadcast");
 }
 
-int shmem_ushort_broadcast(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                           size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_ushort_broadcast);
+int pshmem_ushort_broadcast(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                            size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(unsigned short), PE_root,
                                "shmem_ushort_broadcast");
 }
 
-int shmem_uint_broadcast(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems,
-                         int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uint_broadcast);
+int pshmem_uint_broadcast(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems,
+                          int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(unsigned int), PE_root,
                                "shmem_uint_broadcast");
 }
 
-int shmem_ulong_broadcast(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems,
-                          int PE_root)
+SHOAL_WEAK_ALIAS(shmem_ulong_broadcast);
+int pshmem_ulong_broadcast(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(unsigned long), PE_root,
                                "shmem_ulong_broadcast");
 }
 
-int shmem_ulonglong_broadcast(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                              size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_broadcast);
+int pshmem_ulonglong_broadcast(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                               size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(unsigned long long), PE_root,
                                "shmem_ulonglong_broadcast");
 }
 
-int shmem_int8_broadcast(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_int8_broadcast);
+int pshmem_int8_broadcast(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(int8_t), PE_root, "shmem_int8_broadcast");
 }
 
-int shmem_int16_broadcast(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_int16_broadcast);
+int pshmem_int16_broadcast(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(int16_t), PE_root, "shmem_int16_broadcast");
 }
 
-int shmem_int32_broadcast(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_int32_broadcast);
+int pshmem_int32_broadcast(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(int32_t), PE_root, "shmem_int32_broadcast");
 }
 
-int shmem_int64_broadcast(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_int64_broadcast);
+int pshmem_int64_broadcast(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(int64_t), PE_root, "shmem_int64_broadcast");
 }
 
-int shmem_uint8_broadcast(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uint8_broadcast);
+int pshmem_uint8_broadcast(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems,
+                           int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(uint8_t), PE_root, "shmem_uint8_broadcast");
 }
 
-int shmem_uint16_broadcast(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems,
-                           int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uint16_broadcast);
+int pshmem_uint16_broadcast(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems,
+                            int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(uint16_t), PE_root,
                                "shmem_uint16_broadcast");
 }
 
-int shmem_uint32_broadcast(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems,
-                           int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uint32_broadcast);
+int pshmem_uint32_broadcast(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems,
+                            int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(uint32_t), PE_root,
                                "shmem_uint32_broadcast");
 }
 
-int shmem_uint64_broadcast(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems,
-                           int PE_root)
+SHOAL_WEAK_ALIAS(shmem_uint64_broadcast);
+int pshmem_uint64_broadcast(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems,
+                            int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(uint64_t), PE_root,
                                "shmem_uint64_broadcast");
 }
 
-int shmem_size_broadcast(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_size_broadcast);
+int pshmem_size_broadcast(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(size_t), PE_root, "shmem_size_broadcast");
 }
 
-int shmem_ptrdiff_broadcast(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
-                            int PE_root)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_broadcast);
+int pshmem_ptrdiff_broadcast(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
+                             int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, sizeof(ptrdiff_t), PE_root,
                                "shmem_ptrdiff_broadcast");
 }
 
-int shmem_float_collect(shmem_team_t team, float *dest, const float *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_collect);
+int pshmem_float_collect(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(float), "shmem_float_collect");
 }
 
-int shmem_double_collect(shmem_team_t team, double *dest, const double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_collect);
+int pshmem_double_collect(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(double), "shmem_double_collect");
 }
 
-int shmem_longdouble_collect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_collect);
+int pshmem_longdouble_collect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(long double), "shmem_longdouble_collect");
 }
 
-int shmem_char_collect(shmem_team_t team, char *dest, const char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_collect);
+int pshmem_char_collect(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(char), "shmem_char_collect");
 }
 
-int shmem_schar_collect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_collect);
+int pshmem_schar_collect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(signed char), "shmem_schar_collect");
 }
 
-int shmem_short_collect(shmem_team_t team, short *dest, const short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_collect);
+int pshmem_short_collect(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(short), "shmem_short_collect");
 }
 
-int shmem_int_collect(shmem_team_t team, int *dest, const int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_collect);
+int pshmem_int_collect(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(int), "shmem_int_collect");
 }
 
-int shmem_long_collect(shmem_team_t team, long *dest, const long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_collect);
+int pshmem_long_collect(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(long), "shmem_long_collect");
 }
 
-int shmem_longlong_collect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_collect);
+int pshmem_longlong_collect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(long long), "shmem_longlong_collect");
 }
 
-int shmem_uchar_collect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_collect);
+int pshmem_uchar_collect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(unsigned char), "shmem_uchar_collect");
 }
 
-int shmem_ushort_collect(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_collect);
+int pshmem_ushort_collect(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                          size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(unsigned short), "shmem_ushort_collect");
 }
 
-int shmem_uint_collect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_collect);
+int pshmem_uint_collect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(unsigned int), "shmem_uint_collect");
 }
 
-int shmem_ulong_collect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_collect);
+int pshmem_ulong_collect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(unsigned long), "shmem_ulong_collect");
 }
 
-int shmem_ulonglong_collect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                            size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_collect);
+int pshmem_ulonglong_collect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                             size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(unsigned long long),
                              "shmem_ulonglong_collect");
 }
 
-int shmem_int8_collect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_collect);
+int pshmem_int8_collect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(int8_t), "shmem_int8_collect");
 }
 
-int shmem_int16_collect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_collect);
+int pshmem_int16_collect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(int16_t), "shmem_int16_collect");
 }
 
-int shmem_int32_collect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_collect);
+int pshmem_int32_collect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(int32_t), "shmem_int32_collect");
 }
 
-int shmem_int64_collect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_collect);
+int pshmem_int64_collect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(int64_t), "shmem_int64_collect");
 }
 
-int shmem_uint8_collect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_collect);
+int pshmem_uint8_collect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(uint8_t), "shmem_uint8_collect");
 }
 
-int shmem_uint16_collect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_collect);
+int pshmem_uint16_collect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(uint16_t), "shmem_uint16_collect");
 }
 
-int shmem_uint32_collect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_collect);
+int pshmem_uint32_collect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(uint32_t), "shmem_uint32_collect");
 }
 
-int shmem_uint64_collect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_collect);
+int pshmem_uint64_collect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(uint64_t), "shmem_uint64_collect");
 }
 
-int shmem_size_collect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_collect);
+int pshmem_size_collect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(size_t), "shmem_size_collect");
 }
 
-int shmem_ptrdiff_collect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_collect);
+int pshmem_ptrdiff_collect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_collect");
 }
 
-int shmem_float_fcollect(shmem_team_t team, float *dest, const float *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_fcollect);
+int pshmem_float_fcollect(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(float), "shmem_float_fcollect");
 }
 
-int shmem_double_fcollect(shmem_team_t team, double *dest, const double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_fcollect);
+int pshmem_double_fcollect(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(double), "shmem_double_fcollect");
 }
 
-int shmem_longdouble_fcollect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_fcollect);
+int pshmem_longdouble_fcollect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(long double), "shmem_longdouble_fcollect");
 }
 
-int shmem_char_fcollect(shmem_team_t team, char *dest, const char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_fcollect);
+int pshmem_char_fcollect(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(char), "shmem_char_fcollect");
 }
 
-int shmem_schar_fcollect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_fcollect);
+int pshmem_schar_fcollect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(signed char), "shmem_schar_fcollect");
 }
 
-int shmem_short_fcollect(shmem_team_t team, short *dest, const short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_fcollect);
+int pshmem_short_fcollect(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(short), "shmem_short_fcollect");
 }
 
-int shmem_int_fcollect(shmem_team_t team, int *dest, const int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_fcollect);
+int pshmem_int_fcollect(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(int), "shmem_int_fcollect");
 }
 
-int shmem_long_fcollect(shmem_team_t team, long *dest, const long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_fcollect);
+int pshmem_long_fcollect(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(long), "shmem_long_fcollect");
 }
 
-int shmem_longlong_fcollect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_fcollect);
+int pshmem_longlong_fcollect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(long long), "shmem_longlong_fcollect");
 }
 
-int shmem_uchar_fcollect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_fcollect);
+int pshmem_uchar_fcollect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(unsigned char), "shmem_uchar_fcollect");
 }
 
-int shmem_ushort_fcollect(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                          size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_fcollect);
+int pshmem_ushort_fcollect(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                           size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(unsigned short), "shmem_ushort_fcollect");
 }
 
-int shmem_uint_fcollect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_fcollect);
+int pshmem_uint_fcollect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(unsigned int), "shmem_uint_fcollect");
 }
 
-int shmem_ulong_fcollect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_fcollect);
+int pshmem_ulong_fcollect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(unsigned long), "shmem_ulong_fcollect");
 }
 
-int shmem_ulonglong_fcollect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                             size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_fcollect);
+int pshmem_ulonglong_fcollect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                              size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(unsigned long long),
                               "shmem_ulonglong_fcollect");
 }
 
-int shmem_int8_fcollect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_fcollect);
+int pshmem_int8_fcollect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(int8_t), "shmem_int8_fcollect");
 }
 
-int shmem_int16_fcollect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_fcollect);
+int pshmem_int16_fcollect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(int16_t), "shmem_int16_fcollect");
 }
 
-int shmem_int32_fcollect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_fcollect);
+int pshmem_int32_fcollect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(int32_t), "shmem_int32_fcollect");
 }
 
-int shmem_int64_fcollect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_fcollect);
+int pshmem_int64_fcollect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(int64_t), "shmem_int64_fcollect");
 }
 
-int shmem_uint8_fcollect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_fcollect);
+int pshmem_uint8_fcollect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(uint8_t), "shmem_uint8_fcollect");
 }
 
-int shmem_uint16_fcollect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_fcollect);
+int pshmem_uint16_fcollect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(uint16_t), "shmem_uint16_fcollect");
 }
 
-int shmem_uint32_fcollect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_fcollect);
+int pshmem_uint32_fcollect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(uint32_t), "shmem_uint32_fcollect");
 }
 
-int shmem_uint64_fcollect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_fcollect);
+int pshmem_uint64_fcollect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(uint64_t), "shmem_uint64_fcollect");
 }
 
-int shmem_size_fcollect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_fcollect);
+int pshmem_size_fcollect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(size_t), "shmem_size_fcollect");
 }
 
-int shmem_ptrdiff_fcollect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_fcollect);
+int pshmem_ptrdiff_fcollect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_fcollect");
 }
 
-int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
+SHOAL_WEAK_ALIAS(shmem_broadcastmem);
+int pshmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
 {
     return shoal_api_broadcast(team, dest, source, nelems, 1, PE_root, "shmem_broadcastmem");
 }
 
-int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_collectmem);
+int pshmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
     return shoal_api_collect(team, dest, source, nelems, 1, "shmem_collectmem");
 }
 
-int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_fcollectmem);
+int pshmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
     return shoal_api_fcollect(team, dest, source, nelems, 1, "shmem_fcollectmem");
 }

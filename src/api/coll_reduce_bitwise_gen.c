@@ -2,338 +2,395 @@
  *
  * Team reductions: and_reduce, or_reduce, xor_reduce. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_short_and_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_and_reduce);
+int pshmem_short_and_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_AND,
                             "shmem_short_and_reduce");
 }
 
-int shmem_int_and_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_and_reduce);
+int pshmem_int_and_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_AND,
                             "shmem_int_and_reduce");
 }
 
-int shmem_long_and_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_and_reduce);
+int pshmem_long_and_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_AND,
                             "shmem_long_and_reduce");
 }
 
-int shmem_longlong_and_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_and_reduce);
+int pshmem_longlong_and_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_AND,
                             "shmem_longlong_and_reduce");
 }
 
-int shmem_uchar_and_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_and_reduce);
+int pshmem_uchar_and_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_AND, "shmem_uchar_and_reduce");
 }
 
-int shmem_ushort_and_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_and_reduce);
+int pshmem_ushort_and_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_AND, "shmem_ushort_and_reduce");
 }
 
-int shmem_uint_and_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_and_reduce);
+int pshmem_uint_and_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_AND, "shmem_uint_and_reduce");
 }
 
-int shmem_ulong_and_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_and_reduce);
+int pshmem_ulong_and_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_AND, "shmem_ulong_and_reduce");
 }
 
-int shmem_ulonglong_and_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_and_reduce);
+int pshmem_ulonglong_and_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_AND, "shmem_ulonglong_and_reduce");
 }
 
-int shmem_int8_and_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_and_reduce);
+int pshmem_int8_and_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_AND,
                             "shmem_int8_and_reduce");
 }
 
-int shmem_int16_and_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_and_reduce);
+int pshmem_int16_and_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_AND,
                             "shmem_int16_and_reduce");
 }
 
-int shmem_int32_and_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_and_reduce);
+int pshmem_int32_and_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_AND,
                             "shmem_int32_and_reduce");
 }
 
-int shmem_int64_and_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_and_reduce);
+int pshmem_int64_and_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_AND,
                             "shmem_int64_and_reduce");
 }
 
-int shmem_uint8_and_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_and_reduce);
+int pshmem_uint8_and_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_AND,
                             "shmem_uint8_and_reduce");
 }
 
-int shmem_uint16_and_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_and_reduce);
+int pshmem_uint16_and_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_AND,
                             "shmem_uint16_and_reduce");
 }
 
-int shmem_uint32_and_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_and_reduce);
+int pshmem_uint32_and_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_AND,
                             "shmem_uint32_and_reduce");
 }
 
-int shmem_uint64_and_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_and_reduce);
+int pshmem_uint64_and_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_AND,
                             "shmem_uint64_and_reduce");
 }
 
-int shmem_size_and_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_and_reduce);
+int pshmem_size_and_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_AND,
                             "shmem_size_and_reduce");
 }
 
-int shmem_short_or_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_or_reduce);
+int pshmem_short_or_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_OR,
                             "shmem_short_or_reduce");
 }
 
-int shmem_int_or_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_or_reduce);
+int pshmem_int_or_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_OR,
                             "shmem_int_or_reduce");
 }
 
-int shmem_long_or_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_or_reduce);
+int pshmem_long_or_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_OR,
                             "shmem_long_or_reduce");
 }
 
-int shmem_longlong_or_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_or_reduce);
+int pshmem_longlong_or_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_OR,
                             "shmem_longlong_or_reduce");
 }
 
-int shmem_uchar_or_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_or_reduce);
+int pshmem_uchar_or_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                           size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_OR, "shmem_uchar_or_reduce");
 }
 
-int shmem_ushort_or_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_or_reduce);
+int pshmem_ushort_or_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_OR, "shmem_ushort_or_reduce");
 }
 
-int shmem_uint_or_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_or_reduce);
+int pshmem_uint_or_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_OR, "shmem_uint_or_reduce");
 }
 
-int shmem_ulong_or_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_or_reduce);
+int pshmem_ulong_or_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                           size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_OR, "shmem_ulong_or_reduce");
 }
 
-int shmem_ulonglong_or_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                              size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_or_reduce);
+int pshmem_ulonglong_or_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                               size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_OR, "shmem_ulonglong_or_reduce");
 }
 
-int shmem_int8_or_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_or_reduce);
+int pshmem_int8_or_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_OR,
                             "shmem_int8_or_reduce");
 }
 
-int shmem_int16_or_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_or_reduce);
+int pshmem_int16_or_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_OR,
                             "shmem_int16_or_reduce");
 }
 
-int shmem_int32_or_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_or_reduce);
+int pshmem_int32_or_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_OR,
                             "shmem_int32_or_reduce");
 }
 
-int shmem_int64_or_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_or_reduce);
+int pshmem_int64_or_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_OR,
                             "shmem_int64_or_reduce");
 }
 
-int shmem_uint8_or_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_or_reduce);
+int pshmem_uint8_or_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_OR,
                             "shmem_uint8_or_reduce");
 }
 
-int shmem_uint16_or_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_or_reduce);
+int pshmem_uint16_or_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_OR,
                             "shmem_uint16_or_reduce");
 }
 
-int shmem_uint32_or_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_or_reduce);
+int pshmem_uint32_or_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_OR,
                             "shmem_uint32_or_reduce");
 }
 
-int shmem_uint64_or_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_or_reduce);
+int pshmem_uint64_or_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_OR,
                             "shmem_uint64_or_reduce");
 }
 
-int shmem_size_or_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_or_reduce);
+int pshmem_size_or_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_OR,
                             "shmem_size_or_reduce");
 }
 
-int shmem_short_xor_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_xor_reduce);
+int pshmem_short_xor_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_XOR,
                             "shmem_short_xor_reduce");
 }
 
-int shmem_int_xor_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_xor_reduce);
+int pshmem_int_xor_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_XOR,
                             "shmem_int_xor_reduce");
 }
 
-int shmem_long_xor_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_xor_reduce);
+int pshmem_long_xor_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_XOR,
                             "shmem_long_xor_reduce");
 }
 
-int shmem_longlong_xor_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_xor_reduce);
+int pshmem_longlong_xor_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_XOR,
                             "shmem_longlong_xor_reduce");
 }
 
-int shmem_uchar_xor_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_xor_reduce);
+int pshmem_uchar_xor_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_XOR, "shmem_uchar_xor_reduce");
 }
 
-int shmem_ushort_xor_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_xor_reduce);
+int pshmem_ushort_xor_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_XOR, "shmem_ushort_xor_reduce");
 }
 
-int shmem_uint_xor_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_xor_reduce);
+int pshmem_uint_xor_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_XOR, "shmem_uint_xor_reduce");
 }
 
-int shmem_ulong_xor_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_xor_reduce);
+int pshmem_ulong_xor_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_XOR, "shmem_ulong_xor_reduce");
 }
 
-int shmem_ulonglong_xor_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_xor_reduce);
+int pshmem_ulonglong_xor_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_XOR, "shmem_ulonglong_xor_reduce");
 }
 
-int shmem_int8_xor_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_xor_reduce);
+int pshmem_int8_xor_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_XOR,
                             "shmem_int8_xor_reduce");
 }
 
-int shmem_int16_xor_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_xor_reduce);
+int pshmem_int16_xor_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_XOR,
                             "shmem_int16_xor_reduce");
 }
 
-int shmem_int32_xor_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_xor_reduce);
+int pshmem_int32_xor_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_XOR,
                             "shmem_int32_xor_reduce");
 }
 
-int shmem_int64_xor_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_xor_reduce);
+int pshmem_int64_xor_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_XOR,
                             "shmem_int64_xor_reduce");
 }
 
-int shmem_uint8_xor_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_xor_reduce);
+int pshmem_uint8_xor_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_XOR,
                             "shmem_uint8_xor_reduce");
 }
 
-int shmem_uint16_xor_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_xor_reduce);
+int pshmem_uint16_xor_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_XOR,
                             "shmem_uint16_xor_reduce");
 }
 
-int shmem_uint32_xor_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_xor_reduce);
+int pshmem_uint32_xor_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_XOR,
                             "shmem_uint32_xor_reduce");
 }
 
-int shmem_uint64_xor_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_xor_reduce);
+int pshmem_uint64_xor_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_XOR,
                             "shmem_uint64_xor_reduce");
 }
 
-int shmem_size_xor_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_xor_reduce);
+int pshmem_size_xor_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_XOR,
                             "shmem_size_xor_reduce");

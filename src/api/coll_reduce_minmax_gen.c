@@ -2,302 +2,351 @@
  *
  * Team reductions: max_reduce, min_reduce. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_float_max_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_float_max_reduce);
+int pshmem_float_max_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_FLOAT, SHOAL_RED_MAX,
                             "shmem_float_max_reduce");
 }
 
-int shmem_double_max_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_double_max_reduce);
+int pshmem_double_max_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_MAX,
                             "shmem_double_max_reduce");
 }
 
-int shmem_longdouble_max_reduce(shmem_team_t team, long double *dest, const long double *source,
-                                size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longdouble_max_reduce);
+int pshmem_longdouble_max_reduce(shmem_team_t team, long double *dest, const long double *source,
+                                 size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_MAX,
                             "shmem_longdouble_max_reduce");
 }
 
-int shmem_char_max_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_char_max_reduce);
+int pshmem_char_max_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0),
                             SHOAL_RED_MAX, "shmem_char_max_reduce");
 }
 
-int shmem_schar_max_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_schar_max_reduce);
+int pshmem_schar_max_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(signed char), 1),
                             SHOAL_RED_MAX, "shmem_schar_max_reduce");
 }
 
-int shmem_short_max_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_max_reduce);
+int pshmem_short_max_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_MAX,
                             "shmem_short_max_reduce");
 }
 
-int shmem_int_max_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_max_reduce);
+int pshmem_int_max_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_MAX,
                             "shmem_int_max_reduce");
 }
 
-int shmem_long_max_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_max_reduce);
+int pshmem_long_max_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_MAX,
                             "shmem_long_max_reduce");
 }
 
-int shmem_longlong_max_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_max_reduce);
+int pshmem_longlong_max_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_MAX,
                             "shmem_longlong_max_reduce");
 }
 
-int shmem_uchar_max_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_max_reduce);
+int pshmem_uchar_max_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_MAX, "shmem_uchar_max_reduce");
 }
 
-int shmem_ushort_max_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_max_reduce);
+int pshmem_ushort_max_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_MAX, "shmem_ushort_max_reduce");
 }
 
-int shmem_uint_max_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_max_reduce);
+int pshmem_uint_max_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_MAX, "shmem_uint_max_reduce");
 }
 
-int shmem_ulong_max_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_max_reduce);
+int pshmem_ulong_max_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_MAX, "shmem_ulong_max_reduce");
 }
 
-int shmem_ulonglong_max_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_max_reduce);
+int pshmem_ulonglong_max_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_MAX, "shmem_ulonglong_max_reduce");
 }
 
-int shmem_int8_max_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_max_reduce);
+int pshmem_int8_max_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_MAX,
                             "shmem_int8_max_reduce");
 }
 
-int shmem_int16_max_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_max_reduce);
+int pshmem_int16_max_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_MAX,
                             "shmem_int16_max_reduce");
 }
 
-int shmem_int32_max_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_max_reduce);
+int pshmem_int32_max_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_MAX,
                             "shmem_int32_max_reduce");
 }
 
-int shmem_int64_max_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_max_reduce);
+int pshmem_int64_max_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_MAX,
                             "shmem_int64_max_reduce");
 }
 
-int shmem_uint8_max_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_max_reduce);
+int pshmem_uint8_max_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_MAX,
                             "shmem_uint8_max_reduce");
 }
 
-int shmem_uint16_max_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_max_reduce);
+int pshmem_uint16_max_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_MAX,
                             "shmem_uint16_max_reduce");
 }
 
-int shmem_uint32_max_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_max_reduce);
+int pshmem_uint32_max_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_MAX,
                             "shmem_uint32_max_reduce");
 }
 
-int shmem_uint64_max_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_max_reduce);
+int pshmem_uint64_max_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_MAX,
                             "shmem_uint64_max_reduce");
 }
 
-int shmem_size_max_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_max_reduce);
+int pshmem_size_max_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_MAX,
                             "shmem_size_max_reduce");
 }
 
-int shmem_ptrdiff_max_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_max_reduce);
+int pshmem_ptrdiff_max_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1), SHOAL_RED_MAX,
                             "shmem_ptrdiff_max_reduce");
 }
 
-int shmem_float_min_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_float_min_reduce);
+int pshmem_float_min_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_FLOAT, SHOAL_RED_MIN,
                             "shmem_float_min_reduce");
 }
 
-int shmem_double_min_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_double_min_reduce);
+int pshmem_double_min_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_MIN,
                             "shmem_double_min_reduce");
 }
 
-int shmem_longdouble_min_reduce(shmem_team_t team, long double *dest, const long double *source,
-                                size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longdouble_min_reduce);
+int pshmem_longdouble_min_reduce(shmem_team_t team, long double *dest, const long double *source,
+                                 size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_MIN,
                             "shmem_longdouble_min_reduce");
 }
 
-int shmem_char_min_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_char_min_reduce);
+int pshmem_char_min_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0),
                             SHOAL_RED_MIN, "shmem_char_min_reduce");
 }
 
-int shmem_schar_min_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_schar_min_reduce);
+int pshmem_schar_min_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(signed char), 1),
                             SHOAL_RED_MIN, "shmem_schar_min_reduce");
 }
 
-int shmem_short_min_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_min_reduce);
+int pshmem_short_min_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_MIN,
                             "shmem_short_min_reduce");
 }
 
-int shmem_int_min_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_min_reduce);
+int pshmem_int_min_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_MIN,
                             "shmem_int_min_reduce");
 }
 
-int shmem_long_min_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_min_reduce);
+int pshmem_long_min_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_MIN,
                             "shmem_long_min_reduce");
 }
 
-int shmem_longlong_min_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_min_reduce);
+int pshmem_longlong_min_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_MIN,
                             "shmem_longlong_min_reduce");
 }
 
-int shmem_uchar_min_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_min_reduce);
+int pshmem_uchar_min_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_MIN, "shmem_uchar_min_reduce");
 }
 
-int shmem_ushort_min_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_min_reduce);
+int pshmem_ushort_min_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_MIN, "shmem_ushort_min_reduce");
 }
 
-int shmem_uint_min_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_min_reduce);
+int pshmem_uint_min_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_MIN, "shmem_uint_min_reduce");
 }
 
-int shmem_ulong_min_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_min_reduce);
+int pshmem_ulong_min_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_MIN, "shmem_ulong_min_reduce");
 }
 
-int shmem_ulonglong_min_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_min_reduce);
+int pshmem_ulonglong_min_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_MIN, "shmem_ulonglong_min_reduce");
 }
 
-int shmem_int8_min_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_min_reduce);
+int pshmem_int8_min_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_MIN,
                             "shmem_int8_min_reduce");
 }
 
-int shmem_int16_min_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_min_reduce);
+int pshmem_int16_min_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_MIN,
                             "shmem_int16_min_reduce");
 }
 
-int shmem_int32_min_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_min_reduce);
+int pshmem_int32_min_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_MIN,
                             "shmem_int32_min_reduce");
 }
 
-int shmem_int64_min_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_min_reduce);
+int pshmem_int64_min_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_MIN,
                             "shmem_int64_min_reduce");
 }
 
-int shmem_uint8_min_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_min_reduce);
+int pshmem_uint8_min_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_MIN,
                             "shmem_uint8_min_reduce");
 }
 
-int shmem_uint16_min_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_min_reduce);
+int pshmem_uint16_min_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_MIN,
                             "shmem_uint16_min_reduce");
 }
 
-int shmem_uint32_min_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_min_reduce);
+int pshmem_uint32_min_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_MIN,
                             "shmem_uint32_min_reduce");
 }
 
-int shmem_uint64_min_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_min_reduce);
+int pshmem_uint64_min_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_MIN,
                             "shmem_uint64_min_reduce");
 }
 
-int shmem_size_min_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_min_reduce);
+int pshmem_size_min_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_MIN,
                             "shmem_size_min_reduce");
 }
 
-int shmem_ptrdiff_min_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_min_reduce);
+int pshmem_ptrdiff_min_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1), SHOAL_RED_MIN,
                             "shmem_ptrdiff_min_reduce");

@@ -2,330 +2,383 @@
  *
  * Team reductions: sum_reduce, prod_reduce. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_float_sum_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_float_sum_reduce);
+int pshmem_float_sum_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_FLOAT, SHOAL_RED_SUM,
                             "shmem_float_sum_reduce");
 }
 
-int shmem_double_sum_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_double_sum_reduce);
+int pshmem_double_sum_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_SUM,
                             "shmem_double_sum_reduce");
 }
 
-int shmem_longdouble_sum_reduce(shmem_team_t team, long double *dest, const long double *source,
-                                size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longdouble_sum_reduce);
+int pshmem_longdouble_sum_reduce(shmem_team_t team, long double *dest, const long double *source,
+                                 size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_SUM,
                             "shmem_longdouble_sum_reduce");
 }
 
-int shmem_char_sum_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_char_sum_reduce);
+int pshmem_char_sum_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0),
                             SHOAL_RED_SUM, "shmem_char_sum_reduce");
 }
 
-int shmem_schar_sum_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_schar_sum_reduce);
+int pshmem_schar_sum_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(signed char), 1),
                             SHOAL_RED_SUM, "shmem_schar_sum_reduce");
 }
 
-int shmem_short_sum_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_sum_reduce);
+int pshmem_short_sum_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_SUM,
                             "shmem_short_sum_reduce");
 }
 
-int shmem_int_sum_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_sum_reduce);
+int pshmem_int_sum_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_SUM,
                             "shmem_int_sum_reduce");
 }
 
-int shmem_long_sum_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_sum_reduce);
+int pshmem_long_sum_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_SUM,
                             "shmem_long_sum_reduce");
 }
 
-int shmem_longlong_sum_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_sum_reduce);
+int pshmem_longlong_sum_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1), SHOAL_RED_SUM,
                             "shmem_longlong_sum_reduce");
 }
 
-int shmem_uchar_sum_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_sum_reduce);
+int pshmem_uchar_sum_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_SUM, "shmem_uchar_sum_reduce");
 }
 
-int shmem_ushort_sum_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_sum_reduce);
+int pshmem_ushort_sum_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_SUM, "shmem_ushort_sum_reduce");
 }
 
-int shmem_uint_sum_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_sum_reduce);
+int pshmem_uint_sum_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_SUM, "shmem_uint_sum_reduce");
 }
 
-int shmem_ulong_sum_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                           size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_sum_reduce);
+int pshmem_ulong_sum_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_SUM, "shmem_ulong_sum_reduce");
 }
 
-int shmem_ulonglong_sum_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_sum_reduce);
+int pshmem_ulonglong_sum_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_SUM, "shmem_ulonglong_sum_reduce");
 }
 
-int shmem_int8_sum_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_sum_reduce);
+int pshmem_int8_sum_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_SUM,
                             "shmem_int8_sum_reduce");
 }
 
-int shmem_int16_sum_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_sum_reduce);
+int pshmem_int16_sum_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_SUM,
                             "shmem_int16_sum_reduce");
 }
 
-int shmem_int32_sum_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_sum_reduce);
+int pshmem_int32_sum_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_SUM,
                             "shmem_int32_sum_reduce");
 }
 
-int shmem_int64_sum_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_sum_reduce);
+int pshmem_int64_sum_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_SUM,
                             "shmem_int64_sum_reduce");
 }
 
-int shmem_uint8_sum_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_sum_reduce);
+int pshmem_uint8_sum_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_SUM,
                             "shmem_uint8_sum_reduce");
 }
 
-int shmem_uint16_sum_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_sum_reduce);
+int pshmem_uint16_sum_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_SUM,
                             "shmem_uint16_sum_reduce");
 }
 
-int shmem_uint32_sum_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_sum_reduce);
+int pshmem_uint32_sum_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_SUM,
                             "shmem_uint32_sum_reduce");
 }
 
-int shmem_uint64_sum_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_sum_reduce);
+int pshmem_uint64_sum_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_SUM,
                             "shmem_uint64_sum_reduce");
 }
 
-int shmem_size_sum_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_sum_reduce);
+int pshmem_size_sum_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_SUM,
                             "shmem_size_sum_reduce");
 }
 
-int shmem_ptrdiff_sum_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_sum_reduce);
+int pshmem_ptrdiff_sum_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1), SHOAL_RED_SUM,
                             "shmem_ptrdiff_sum_reduce");
 }
 
-int shmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source,
-                              size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_complexf_sum_reduce);
+int pshmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source,
+                               size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_COMPLEXF, SHOAL_RED_SUM,
                             "shmem_complexf_sum_reduce");
 }
 
-int shmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source,
-                              size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_complexd_sum_reduce);
+int pshmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source,
+                               size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_COMPLEXD, SHOAL_RED_SUM,
                             "shmem_complexd_sum_reduce");
 }
 
-int shmem_float_prod_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_float_prod_reduce);
+int pshmem_float_prod_reduce(shmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_FLOAT, SHOAL_RED_PROD,
                             "shmem_float_prod_reduce");
 }
 
-int shmem_double_prod_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_double_prod_reduce);
+int pshmem_double_prod_reduce(shmem_team_t team, double *dest, const double *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_DOUBLE, SHOAL_RED_PROD,
                             "shmem_double_prod_reduce");
 }
 
-int shmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const long double *source,
-                                 size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longdouble_prod_reduce);
+int pshmem_longdouble_prod_reduce(shmem_team_t team, long double *dest, const long double *source,
+                                  size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_LONGDOUBLE, SHOAL_RED_PROD,
                             "shmem_longdouble_prod_reduce");
 }
 
-int shmem_char_prod_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_char_prod_reduce);
+int pshmem_char_prod_reduce(shmem_team_t team, char *dest, const char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0),
                             SHOAL_RED_PROD, "shmem_char_prod_reduce");
 }
 
-int shmem_schar_prod_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_schar_prod_reduce);
+int pshmem_schar_prod_reduce(shmem_team_t team, signed char *dest, const signed char *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(signed char), 1),
                             SHOAL_RED_PROD, "shmem_schar_prod_reduce");
 }
 
-int shmem_short_prod_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_short_prod_reduce);
+int pshmem_short_prod_reduce(shmem_team_t team, short *dest, const short *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(short), 1), SHOAL_RED_PROD,
                             "shmem_short_prod_reduce");
 }
 
-int shmem_int_prod_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int_prod_reduce);
+int pshmem_int_prod_reduce(shmem_team_t team, int *dest, const int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int), 1), SHOAL_RED_PROD,
                             "shmem_int_prod_reduce");
 }
 
-int shmem_long_prod_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_long_prod_reduce);
+int pshmem_long_prod_reduce(shmem_team_t team, long *dest, const long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long), 1), SHOAL_RED_PROD,
                             "shmem_long_prod_reduce");
 }
 
-int shmem_longlong_prod_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_longlong_prod_reduce);
+int pshmem_longlong_prod_reduce(shmem_team_t team, long long *dest, const long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(long long), 1),
                             SHOAL_RED_PROD, "shmem_longlong_prod_reduce");
 }
 
-int shmem_uchar_prod_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uchar_prod_reduce);
+int pshmem_uchar_prod_reduce(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned char), 0),
                             SHOAL_RED_PROD, "shmem_uchar_prod_reduce");
 }
 
-int shmem_ushort_prod_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                             size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ushort_prod_reduce);
+int pshmem_ushort_prod_reduce(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                              size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned short), 0),
                             SHOAL_RED_PROD, "shmem_ushort_prod_reduce");
 }
 
-int shmem_uint_prod_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint_prod_reduce);
+int pshmem_uint_prod_reduce(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned int), 0),
                             SHOAL_RED_PROD, "shmem_uint_prod_reduce");
 }
 
-int shmem_ulong_prod_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
-                            size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulong_prod_reduce);
+int pshmem_ulong_prod_reduce(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                             size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long), 0),
                             SHOAL_RED_PROD, "shmem_ulong_prod_reduce");
 }
 
-int shmem_ulonglong_prod_reduce(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                                size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_prod_reduce);
+int pshmem_ulonglong_prod_reduce(shmem_team_t team, unsigned long long *dest,
+                                 const unsigned long long *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0),
                             SHOAL_RED_PROD, "shmem_ulonglong_prod_reduce");
 }
 
-int shmem_int8_prod_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int8_prod_reduce);
+int pshmem_int8_prod_reduce(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int8_t), 1), SHOAL_RED_PROD,
                             "shmem_int8_prod_reduce");
 }
 
-int shmem_int16_prod_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int16_prod_reduce);
+int pshmem_int16_prod_reduce(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int16_t), 1), SHOAL_RED_PROD,
                             "shmem_int16_prod_reduce");
 }
 
-int shmem_int32_prod_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int32_prod_reduce);
+int pshmem_int32_prod_reduce(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int32_t), 1), SHOAL_RED_PROD,
                             "shmem_int32_prod_reduce");
 }
 
-int shmem_int64_prod_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_int64_prod_reduce);
+int pshmem_int64_prod_reduce(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(int64_t), 1), SHOAL_RED_PROD,
                             "shmem_int64_prod_reduce");
 }
 
-int shmem_uint8_prod_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint8_prod_reduce);
+int pshmem_uint8_prod_reduce(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), SHOAL_RED_PROD,
                             "shmem_uint8_prod_reduce");
 }
 
-int shmem_uint16_prod_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint16_prod_reduce);
+int pshmem_uint16_prod_reduce(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), SHOAL_RED_PROD,
                             "shmem_uint16_prod_reduce");
 }
 
-int shmem_uint32_prod_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint32_prod_reduce);
+int pshmem_uint32_prod_reduce(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), SHOAL_RED_PROD,
                             "shmem_uint32_prod_reduce");
 }
 
-int shmem_uint64_prod_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_uint64_prod_reduce);
+int pshmem_uint64_prod_reduce(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), SHOAL_RED_PROD,
                             "shmem_uint64_prod_reduce");
 }
 
-int shmem_size_prod_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_size_prod_reduce);
+int pshmem_size_prod_reduce(shmem_team_t team, size_t *dest, const size_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(size_t), 0), SHOAL_RED_PROD,
                             "shmem_size_prod_reduce");
 }
 
-int shmem_ptrdiff_prod_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_prod_reduce);
+int pshmem_ptrdiff_prod_reduce(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1),
                             SHOAL_RED_PROD, "shmem_ptrdiff_prod_reduce");
 }
 
-int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_complexf_prod_reduce);
+int pshmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const float _Complex *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_COMPLEXF, SHOAL_RED_PROD,
                             "shmem_complexf_prod_reduce");
 }
 
-int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source,
-                               size_t nreduce)
+SHOAL_WEAK_ALIAS(shmem_complexd_prod_reduce);
+int pshmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest, const double _Complex *source,
+                                size_t nreduce)
 {
     return shoal_api_reduce(team, dest, source, nreduce, SHOAL_DT_COMPLEXD, SHOAL_RED_PROD,
                             "shmem_complexd_prod_reduce");

@@ -2,317 +2,374 @@
  *
  * Team sum scans (OpenSHMEM 1.6): sum_inscan, sum_exscan. */
 #include "api/coll_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_sum_inscan);
+int pshmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_FLOAT, 1, "shmem_float_sum_inscan");
 }
 
-int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_sum_inscan);
+int pshmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_DOUBLE, 1, "shmem_double_sum_inscan");
 }
 
-int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source,
-                                size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_sum_inscan);
+int pshmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source,
+                                 size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_LONGDOUBLE, 1, "shmem_longdouble_sum_inscan");
 }
 
-int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_sum_inscan);
+int pshmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0), 1,
                           "shmem_char_sum_inscan");
 }
 
-int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_sum_inscan);
+int pshmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(signed char), 1), 1,
                           "shmem_schar_sum_inscan");
 }
 
-int shmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_sum_inscan);
+int pshmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(short), 1), 1,
                           "shmem_short_sum_inscan");
 }
 
-int shmem_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_sum_inscan);
+int pshmem_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int), 1), 1,
                           "shmem_int_sum_inscan");
 }
 
-int shmem_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_sum_inscan);
+int pshmem_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(long), 1), 1,
                           "shmem_long_sum_inscan");
 }
 
-int shmem_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_sum_inscan);
+int pshmem_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(long long), 1), 1,
                           "shmem_longlong_sum_inscan");
 }
 
-int shmem_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_sum_inscan);
+int pshmem_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned char), 0), 1,
                           "shmem_uchar_sum_inscan");
 }
 
-int shmem_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_sum_inscan);
+int pshmem_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned short), 0), 1,
                           "shmem_ushort_sum_inscan");
 }
 
-int shmem_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_sum_inscan);
+int pshmem_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned int), 0), 1,
                           "shmem_uint_sum_inscan");
 }
 
-int shmem_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_sum_inscan);
+int pshmem_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned long), 0), 1,
                           "shmem_ulong_sum_inscan");
 }
 
-int shmem_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_sum_inscan);
+int pshmem_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0), 1,
                           "shmem_ulonglong_sum_inscan");
 }
 
-int shmem_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_sum_inscan);
+int pshmem_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int8_t), 1), 1,
                           "shmem_int8_sum_inscan");
 }
 
-int shmem_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_sum_inscan);
+int pshmem_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int16_t), 1), 1,
                           "shmem_int16_sum_inscan");
 }
 
-int shmem_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_sum_inscan);
+int pshmem_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int32_t), 1), 1,
                           "shmem_int32_sum_inscan");
 }
 
-int shmem_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_sum_inscan);
+int pshmem_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int64_t), 1), 1,
                           "shmem_int64_sum_inscan");
 }
 
-int shmem_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_sum_inscan);
+int pshmem_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), 1,
                           "shmem_uint8_sum_inscan");
 }
 
-int shmem_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_sum_inscan);
+int pshmem_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), 1,
                           "shmem_uint16_sum_inscan");
 }
 
-int shmem_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_sum_inscan);
+int pshmem_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), 1,
                           "shmem_uint32_sum_inscan");
 }
 
-int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_sum_inscan);
+int pshmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), 1,
                           "shmem_uint64_sum_inscan");
 }
 
-int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_sum_inscan);
+int pshmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(size_t), 0), 1,
                           "shmem_size_sum_inscan");
 }
 
-int shmem_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_sum_inscan);
+int pshmem_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1), 1,
                           "shmem_ptrdiff_sum_inscan");
 }
 
-int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source,
-                              size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_complexf_sum_inscan);
+int pshmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source,
+                               size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_COMPLEXF, 1, "shmem_complexf_sum_inscan");
 }
 
-int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source,
-                              size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_complexd_sum_inscan);
+int pshmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source,
+                               size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_COMPLEXD, 1, "shmem_complexd_sum_inscan");
 }
 
-int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_float_sum_exscan);
+int pshmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_FLOAT, 0, "shmem_float_sum_exscan");
 }
 
-int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_double_sum_exscan);
+int pshmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_DOUBLE, 0, "shmem_double_sum_exscan");
 }
 
-int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source,
-                                size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longdouble_sum_exscan);
+int pshmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source,
+                                 size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_LONGDOUBLE, 0, "shmem_longdouble_sum_exscan");
 }
 
-int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_char_sum_exscan);
+int pshmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(char), (char)-1 < 0), 0,
                           "shmem_char_sum_exscan");
 }
 
-int shmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_schar_sum_exscan);
+int pshmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(signed char), 1), 0,
                           "shmem_schar_sum_exscan");
 }
 
-int shmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_short_sum_exscan);
+int pshmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(short), 1), 0,
                           "shmem_short_sum_exscan");
 }
 
-int shmem_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int_sum_exscan);
+int pshmem_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int), 1), 0,
                           "shmem_int_sum_exscan");
 }
 
-int shmem_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_long_sum_exscan);
+int pshmem_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(long), 1), 0,
                           "shmem_long_sum_exscan");
 }
 
-int shmem_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_longlong_sum_exscan);
+int pshmem_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(long long), 1), 0,
                           "shmem_longlong_sum_exscan");
 }
 
-int shmem_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uchar_sum_exscan);
+int pshmem_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source,
+                            size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned char), 0), 0,
                           "shmem_uchar_sum_exscan");
 }
 
-int shmem_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source,
-                            size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ushort_sum_exscan);
+int pshmem_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source,
+                             size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned short), 0), 0,
                           "shmem_ushort_sum_exscan");
 }
 
-int shmem_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint_sum_exscan);
+int pshmem_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned int), 0), 0,
                           "shmem_uint_sum_exscan");
 }
 
-int shmem_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulong_sum_exscan);
+int pshmem_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source,
+                            size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned long), 0), 0,
                           "shmem_ulong_sum_exscan");
 }
 
-int shmem_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
-                               size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_sum_exscan);
+int pshmem_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source,
+                                size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(unsigned long long), 0), 0,
                           "shmem_ulonglong_sum_exscan");
 }
 
-int shmem_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int8_sum_exscan);
+int pshmem_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int8_t), 1), 0,
                           "shmem_int8_sum_exscan");
 }
 
-int shmem_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int16_sum_exscan);
+int pshmem_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int16_t), 1), 0,
                           "shmem_int16_sum_exscan");
 }
 
-int shmem_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int32_sum_exscan);
+int pshmem_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int32_t), 1), 0,
                           "shmem_int32_sum_exscan");
 }
 
-int shmem_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_int64_sum_exscan);
+int pshmem_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(int64_t), 1), 0,
                           "shmem_int64_sum_exscan");
 }
 
-int shmem_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint8_sum_exscan);
+int pshmem_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint8_t), 0), 0,
                           "shmem_uint8_sum_exscan");
 }
 
-int shmem_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint16_sum_exscan);
+int pshmem_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint16_t), 0), 0,
                           "shmem_uint16_sum_exscan");
 }
 
-int shmem_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint32_sum_exscan);
+int pshmem_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint32_t), 0), 0,
                           "shmem_uint32_sum_exscan");
 }
 
-int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_uint64_sum_exscan);
+int pshmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(uint64_t), 0), 0,
                           "shmem_uint64_sum_exscan");
 }
 
-int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_size_sum_exscan);
+int pshmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(size_t), 0), 0,
                           "shmem_size_sum_exscan");
 }
 
-int shmem_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_sum_exscan);
+int pshmem_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DTYPE_INT(sizeof(ptrdiff_t), 1), 0,
                           "shmem_ptrdiff_sum_exscan");
 }
 
-int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source,
-                              size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_complexf_sum_exscan);
+int pshmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source,
+                               size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_COMPLEXF, 0, "shmem_complexf_sum_exscan");
 }
 
-int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source,
-                              size_t nelems)
+SHOAL_WEAK_ALIAS(shmem_complexd_sum_exscan);
+int pshmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source,
+                               size_t nelems)
 {
     return shoal_api_scan(team, dest, source, nelems, SHOAL_DT_COMPLEXD, 0, "shmem_complexd_sum_exscan");
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "api/check.h"
+#include "api/profiling.h"
 
 #define CTX_CHUNK 64
 #define CTX_CHUNKS_MAX 256 /* 16384 contexts alive at once */
@@ -127,14 +128,17 @@ static int create_ctx(const char *call, shmem_team_t team, long options, shmem_c
     return 0;
 }
 
-int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+SHOAL_WEAK_ALIAS(shmem_team_create_ctx);
+int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
     return create_ctx("shmem_team_create_ctx", team, options, ctx);
 }
 
-int shmem_ctx_create(long options, shmem_ctx_t *ctx) { return create_ctx("shmem_ctx_create", SHMEM_TEAM_WORLD, options, ctx); }
+SHOAL_WEAK_ALIAS(shmem_ctx_create);
+int pshmem_ctx_create(long options, shmem_ctx_t *ctx) { return create_ctx("shmem_ctx_create", SHMEM_TEAM_WORLD, options, ctx); }
 
-void shmem_ctx_destroy(shmem_ctx_t ctx)
+SHOAL_WEAK_ALIAS(shmem_ctx_destroy);
+void pshmem_ctx_destroy(shmem_ctx_t ctx)
 {
     static const char *call = "shmem_ctx_destroy";
     shoal_check_init(call);
@@ -148,7 +152,8 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
     ctx_give_back(ctx);
 }
 
-int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+SHOAL_WEAK_ALIAS(shmem_ctx_get_team);
+int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 {
     static const char *call = "shmem_ctx_get_team";
     shoal_check_init(call);
@@ -168,8 +173,9 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
  * (the standard: no combination of options is undefined). Unknown bits are
  * ignored, as bits of a later standard would be. The context must still be
  * a real one; SHMEM_CTX_INVALID makes both calls do nothing. */
-void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
-                             long config_mask)
+SHOAL_WEAK_ALIAS(shmem_ctx_session_start);
+void pshmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
+                              long config_mask)
 {
     static const char *call = "shmem_ctx_session_start";
     shoal_check_init(call);
@@ -180,7 +186,8 @@ void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_sess
         shoal_api_fail(call, "config is a null pointer, but config_mask 0x%lx asks for its fields", config_mask);
 }
 
-void shmem_ctx_session_stop(shmem_ctx_t ctx)
+SHOAL_WEAK_ALIAS(shmem_ctx_session_stop);
+void pshmem_ctx_session_stop(shmem_ctx_t ctx)
 {
     static const char *call = "shmem_ctx_session_stop";
     shoal_check_init(call);

@@ -8,6 +8,7 @@
 
 #include "api/check.h"
 #include "api/debug.h"
+#include "api/profiling.h"
 #include "coll/coll.h"
 #include "util/log.h"
 
@@ -83,16 +84,19 @@ static void *allocate_collective(const char *call, enum shoal_heap_call kind, si
     return p;
 }
 
-void *shmem_malloc(size_t size) { return allocate_collective("shmem_malloc", SHOAL_HEAP_MALLOC, size, 0); }
+SHOAL_WEAK_ALIAS(shmem_malloc);
+void *pshmem_malloc(size_t size) { return allocate_collective("shmem_malloc", SHOAL_HEAP_MALLOC, size, 0); }
 
-void *shmem_calloc(size_t count, size_t size)
+SHOAL_WEAK_ALIAS(shmem_calloc);
+void *pshmem_calloc(size_t count, size_t size)
 {
     static const char *call = "shmem_calloc";
     shoal_check_init(call);
     return allocate_collective(call, SHOAL_HEAP_CALLOC, shoal_check_bytes(call, count, size), 0);
 }
 
-void *shmem_align(size_t alignment, size_t size)
+SHOAL_WEAK_ALIAS(shmem_align);
+void *pshmem_align(size_t alignment, size_t size)
 {
     static const char *call = "shmem_align";
     shoal_check_init(call);
@@ -114,7 +118,8 @@ void *shmem_align(size_t alignment, size_t size)
     return allocate_collective(call, SHOAL_HEAP_ALIGN, size, alignment);
 }
 
-void *shmem_malloc_with_hints(size_t size, long hints)
+SHOAL_WEAK_ALIAS(shmem_malloc_with_hints);
+void *pshmem_malloc_with_hints(size_t size, long hints)
 {
     static const char *call = "shmem_malloc_with_hints";
     shoal_check_init(call);
@@ -126,7 +131,8 @@ void *shmem_malloc_with_hints(size_t size, long hints)
     return allocate_collective(call, SHOAL_HEAP_MALLOC_HINTS, size, remote ? 64 : 0);
 }
 
-void shmem_free(void *ptr)
+SHOAL_WEAK_ALIAS(shmem_free);
+void pshmem_free(void *ptr)
 {
     static const char *call = "shmem_free";
     shoal_check_init(call);
@@ -142,13 +148,14 @@ void shmem_free(void *ptr)
     shoal_debug_heap_check(call);
 }
 
-void *shmem_realloc(void *ptr, size_t size)
+SHOAL_WEAK_ALIAS(shmem_realloc);
+void *pshmem_realloc(void *ptr, size_t size)
 {
     static const char *call = "shmem_realloc";
     shoal_check_init(call);
     if (!ptr) return allocate_collective(call, SHOAL_HEAP_REALLOC, size, 0);
     if (size == 0) {
-        shmem_free(ptr);
+        pshmem_free(ptr);
         return NULL;
     }
     size_t offset = offset_of_block(call, ptr);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "api/check.h"
+#include "api/profiling.h"
 #include "sync/backoff.h"
 #include "sync/lock.h"
 
@@ -103,7 +104,8 @@ static void lock_result(const char *call, shoal_status_t st)
     if (SHOAL_UNLIKELY(st != SHOAL_OK)) shoal_api_fail(call, "lock operation failed: %s", shoal_status_str(st));
 }
 
-void shmem_set_lock(long *lock)
+SHOAL_WEAK_ALIAS(shmem_set_lock);
+void pshmem_set_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_set_lock", lock, &off);
@@ -113,7 +115,8 @@ void shmem_set_lock(long *lock)
     set_held(lock);
 }
 
-int shmem_test_lock(long *lock)
+SHOAL_WEAK_ALIAS(shmem_test_lock);
+int pshmem_test_lock(long *lock)
 {
     size_t off;
     int acquired = 0;
@@ -128,7 +131,8 @@ int shmem_test_lock(long *lock)
     return acquired ? 0 : 1;
 }
 
-void shmem_clear_lock(long *lock)
+SHOAL_WEAK_ALIAS(shmem_clear_lock);
+void pshmem_clear_lock(long *lock)
 {
     size_t off;
     int seg = lock_segment("shmem_clear_lock", lock, &off);

@@ -4,6 +4,7 @@
 #include <shmem.h>
 
 #include "api/check.h"
+#include "api/profiling.h"
 #include "coll/coll.h"
 
 /* The public calls pass their own name, so a message names what the
@@ -39,33 +40,47 @@ static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, s
     shoal_rt.transport->quiet(ctx->tctx);
 }
 
-void shmem_ctx_fence(shmem_ctx_t ctx) { fence("shmem_ctx_fence", ctx); }
-void shmem_ctx_quiet(shmem_ctx_t ctx) { quiet("shmem_ctx_quiet", ctx); }
-void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+SHOAL_WEAK_ALIAS(shmem_ctx_fence);
+void pshmem_ctx_fence(shmem_ctx_t ctx) { fence("shmem_ctx_fence", ctx); }
+SHOAL_WEAK_ALIAS(shmem_ctx_quiet);
+void pshmem_ctx_quiet(shmem_ctx_t ctx) { quiet("shmem_ctx_quiet", ctx); }
+SHOAL_WEAK_ALIAS(shmem_ctx_pe_quiet);
+void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     pe_quiet("shmem_ctx_pe_quiet", ctx, target_pes, npes);
 }
-void shmem_fence(void) { fence("shmem_fence", SHMEM_CTX_DEFAULT); }
-void shmem_quiet(void) { quiet("shmem_quiet", SHMEM_CTX_DEFAULT); }
-void shmem_pe_quiet(const int *target_pes, size_t npes) { pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes); }
+SHOAL_WEAK_ALIAS(shmem_fence);
+void pshmem_fence(void) { fence("shmem_fence", SHMEM_CTX_DEFAULT); }
+SHOAL_WEAK_ALIAS(shmem_quiet);
+void pshmem_quiet(void) { quiet("shmem_quiet", SHMEM_CTX_DEFAULT); }
+SHOAL_WEAK_ALIAS(shmem_pe_quiet);
+void pshmem_pe_quiet(const int *target_pes, size_t npes) { pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes); }
 
-void shmem_barrier_all(void)
+SHOAL_WEAK_ALIAS(shmem_barrier_all);
+void pshmem_barrier_all(void)
 {
     shoal_check_init("shmem_barrier_all");
     shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
 }
 
-void shmem_sync_all(void)
+SHOAL_WEAK_ALIAS(shmem_sync_all);
+void pshmem_sync_all(void)
 {
     shoal_check_init("shmem_sync_all");
     shoal_coll_sync_all();
 }
 
 /* Deprecated cache calls: hosts Shoal runs on are cache coherent. */
-void shmem_clear_cache_inv(void) {}
-void shmem_clear_cache_line_inv(void *dest) { (void)dest; }
-void shmem_set_cache_inv(void) {}
-void shmem_set_cache_line_inv(void *dest) { (void)dest; }
-void shmem_udcflush(void) {}
-void shmem_udcflush_line(void *dest) { (void)dest; }
+SHOAL_WEAK_ALIAS(shmem_clear_cache_inv);
+void pshmem_clear_cache_inv(void) {}
+SHOAL_WEAK_ALIAS(shmem_clear_cache_line_inv);
+void pshmem_clear_cache_line_inv(void *dest) { (void)dest; }
+SHOAL_WEAK_ALIAS(shmem_set_cache_inv);
+void pshmem_set_cache_inv(void) {}
+SHOAL_WEAK_ALIAS(shmem_set_cache_line_inv);
+void pshmem_set_cache_line_inv(void *dest) { (void)dest; }
+SHOAL_WEAK_ALIAS(shmem_udcflush);
+void pshmem_udcflush(void) {}
+SHOAL_WEAK_ALIAS(shmem_udcflush_line);
+void pshmem_udcflush_line(void *dest) { (void)dest; }

@@ -2,662 +2,759 @@
  *
  * Typed block-strided puts and gets (OpenSHMEM 1.6): ibput, ibget. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_ibput);
+void pshmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe,
                     "shmem_float_ibput");
 }
 
-void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_ibput);
+void pshmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe,
                     "shmem_double_ibput");
 }
 
-void shmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
-                            size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_ibput);
+void pshmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
+                             size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe,
                     "shmem_longdouble_ibput");
 }
 
-void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_ibput);
+void pshmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe,
                     "shmem_char_ibput");
 }
 
-void shmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_ibput);
+void pshmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe,
                     "shmem_schar_ibput");
 }
 
-void shmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_ibput);
+void pshmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe,
                     "shmem_short_ibput");
 }
 
-void shmem_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                     int pe)
+SHOAL_WEAK_ALIAS(shmem_int_ibput);
+void pshmem_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                      size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe,
                     "shmem_int_ibput");
 }
 
-void shmem_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_ibput);
+void pshmem_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe,
                     "shmem_long_ibput");
 }
 
-void shmem_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_ibput);
+void pshmem_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe,
                     "shmem_longlong_ibput");
 }
 
-void shmem_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_ibput);
+void pshmem_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe,
                     "shmem_uchar_ibput");
 }
 
-void shmem_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_ibput);
+void pshmem_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe,
                     "shmem_ushort_ibput");
 }
 
-void shmem_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_ibput);
+void pshmem_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe,
                     "shmem_uint_ibput");
 }
 
-void shmem_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_ibput);
+void pshmem_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe,
                     "shmem_ulong_ibput");
 }
 
-void shmem_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_ibput);
+void pshmem_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe,
                     "shmem_ulonglong_ibput");
 }
 
-void shmem_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_ibput);
+void pshmem_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe,
                     "shmem_int8_ibput");
 }
 
-void shmem_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_ibput);
+void pshmem_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe,
                     "shmem_int16_ibput");
 }
 
-void shmem_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_ibput);
+void pshmem_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe,
                     "shmem_int32_ibput");
 }
 
-void shmem_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_ibput);
+void pshmem_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe,
                     "shmem_int64_ibput");
 }
 
-void shmem_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_ibput);
+void pshmem_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe,
                     "shmem_uint8_ibput");
 }
 
-void shmem_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_ibput);
+void pshmem_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe,
                     "shmem_uint16_ibput");
 }
 
-void shmem_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_ibput);
+void pshmem_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe,
                     "shmem_uint32_ibput");
 }
 
-void shmem_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_ibput);
+void pshmem_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe,
                     "shmem_uint64_ibput");
 }
 
-void shmem_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_ibput);
+void pshmem_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe,
                     "shmem_size_ibput");
 }
 
-void shmem_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                         size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_ibput);
+void pshmem_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe,
                     "shmem_ptrdiff_ibput");
 }
 
-void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_ibput);
+void pshmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibput");
 }
 
-void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
-                            size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_ibput);
+void pshmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe,
                     "shmem_ctx_double_ibput");
 }
 
-void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
-                                ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_ibput);
+void pshmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
+                                 ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe,
                     "shmem_ctx_longdouble_ibput");
 }
 
-void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_ibput);
+void pshmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibput");
 }
 
-void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_ibput);
+void pshmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe,
                     "shmem_ctx_schar_ibput");
 }
 
-void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_ibput);
+void pshmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibput");
 }
 
-void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_ibput);
+void pshmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibput");
 }
 
-void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_ibput);
+void pshmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibput");
 }
 
-void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
-                              ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_ibput);
+void pshmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe,
                     "shmem_ctx_longlong_ibput");
 }
 
-void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_ibput);
+void pshmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe,
                     "shmem_ctx_uchar_ibput");
 }
 
-void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                            ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_ibput);
+void pshmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                             ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe,
                     "shmem_ctx_ushort_ibput");
 }
 
-void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_ibput);
+void pshmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe,
                     "shmem_ctx_uint_ibput");
 }
 
-void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_ibput);
+void pshmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe,
                     "shmem_ctx_ulong_ibput");
 }
 
-void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                               ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_ibput);
+void pshmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                                ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe,
                     "shmem_ctx_ulonglong_ibput");
 }
 
-void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_ibput);
+void pshmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibput");
 }
 
-void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_ibput);
+void pshmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe,
                     "shmem_ctx_int16_ibput");
 }
 
-void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_ibput);
+void pshmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe,
                     "shmem_ctx_int32_ibput");
 }
 
-void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_ibput);
+void pshmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe,
                     "shmem_ctx_int64_ibput");
 }
 
-void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_ibput);
+void pshmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe,
                     "shmem_ctx_uint8_ibput");
 }
 
-void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_ibput);
+void pshmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe,
                     "shmem_ctx_uint16_ibput");
 }
 
-void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_ibput);
+void pshmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe,
                     "shmem_ctx_uint32_ibput");
 }
 
-void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_ibput);
+void pshmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe,
                     "shmem_ctx_uint64_ibput");
 }
 
-void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_ibput);
+void pshmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibput");
 }
 
-void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
-                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_ibput);
+void pshmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
+                              ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe,
                     "shmem_ctx_ptrdiff_ibput");
 }
 
-void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_ibget);
+void pshmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe,
                     "shmem_float_ibget");
 }
 
-void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_ibget);
+void pshmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe,
                     "shmem_double_ibget");
 }
 
-void shmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
-                            size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_ibget);
+void pshmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
+                             size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe,
                     "shmem_longdouble_ibget");
 }
 
-void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_ibget);
+void pshmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe,
                     "shmem_char_ibget");
 }
 
-void shmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_ibget);
+void pshmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe,
                     "shmem_schar_ibget");
 }
 
-void shmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_ibget);
+void pshmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe,
                     "shmem_short_ibget");
 }
 
-void shmem_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                     int pe)
+SHOAL_WEAK_ALIAS(shmem_int_ibget);
+void pshmem_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                      size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe,
                     "shmem_int_ibget");
 }
 
-void shmem_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_ibget);
+void pshmem_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe,
                     "shmem_long_ibget");
 }
 
-void shmem_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_ibget);
+void pshmem_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe,
                     "shmem_longlong_ibget");
 }
 
-void shmem_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_ibget);
+void pshmem_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe,
                     "shmem_uchar_ibget");
 }
 
-void shmem_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_ibget);
+void pshmem_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe,
                     "shmem_ushort_ibget");
 }
 
-void shmem_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_ibget);
+void pshmem_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe,
                     "shmem_uint_ibget");
 }
 
-void shmem_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_ibget);
+void pshmem_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe,
                     "shmem_ulong_ibget");
 }
 
-void shmem_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_ibget);
+void pshmem_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe,
                     "shmem_ulonglong_ibget");
 }
 
-void shmem_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_ibget);
+void pshmem_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe,
                     "shmem_int8_ibget");
 }
 
-void shmem_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_ibget);
+void pshmem_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe,
                     "shmem_int16_ibget");
 }
 
-void shmem_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_ibget);
+void pshmem_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe,
                     "shmem_int32_ibget");
 }
 
-void shmem_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_ibget);
+void pshmem_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe,
                     "shmem_int64_ibget");
 }
 
-void shmem_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                       size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_ibget);
+void pshmem_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                        size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe,
                     "shmem_uint8_ibget");
 }
 
-void shmem_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_ibget);
+void pshmem_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe,
                     "shmem_uint16_ibget");
 }
 
-void shmem_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_ibget);
+void pshmem_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe,
                     "shmem_uint32_ibget");
 }
 
-void shmem_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                        size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_ibget);
+void pshmem_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                         size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe,
                     "shmem_uint64_ibget");
 }
 
-void shmem_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                      size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_ibget);
+void pshmem_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                       size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe,
                     "shmem_size_ibget");
 }
 
-void shmem_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                         size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_ibget);
+void pshmem_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe,
                     "shmem_ptrdiff_ibget");
 }
 
-void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_ibget);
+void pshmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibget");
 }
 
-void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
-                            size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_ibget);
+void pshmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe,
                     "shmem_ctx_double_ibget");
 }
 
-void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
-                                ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_ibget);
+void pshmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
+                                 ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe,
                     "shmem_ctx_longdouble_ibget");
 }
 
-void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_ibget);
+void pshmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibget");
 }
 
-void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_ibget);
+void pshmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe,
                     "shmem_ctx_schar_ibget");
 }
 
-void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_ibget);
+void pshmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibget");
 }
 
-void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_ibget);
+void pshmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibget");
 }
 
-void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_ibget);
+void pshmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibget");
 }
 
-void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
-                              ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_ibget);
+void pshmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe,
                     "shmem_ctx_longlong_ibget");
 }
 
-void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_ibget);
+void pshmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe,
                     "shmem_ctx_uchar_ibget");
 }
 
-void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                            ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_ibget);
+void pshmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                             ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe,
                     "shmem_ctx_ushort_ibget");
 }
 
-void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_ibget);
+void pshmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe,
                     "shmem_ctx_uint_ibget");
 }
 
-void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_ibget);
+void pshmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe,
                     "shmem_ctx_ulong_ibget");
 }
 
-void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                               ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_ibget);
+void pshmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                                ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe,
                     "shmem_ctx_ulonglong_ibget");
 }
 
-void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_ibget);
+void pshmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibget");
 }
 
-void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_ibget);
+void pshmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe,
                     "shmem_ctx_int16_ibget");
 }
 
-void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_ibget);
+void pshmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe,
                     "shmem_ctx_int32_ibget");
 }
 
-void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_ibget);
+void pshmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe,
                     "shmem_ctx_int64_ibget");
 }
 
-void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_ibget);
+void pshmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe,
                     "shmem_ctx_uint8_ibget");
 }
 
-void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_ibget);
+void pshmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe,
                     "shmem_ctx_uint16_ibget");
 }
 
-void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_ibget);
+void pshmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe,
                     "shmem_ctx_uint32_ibget");
 }
 
-void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_ibget);
+void pshmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe,
                     "shmem_ctx_uint64_ibget");
 }
 
-void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_ibget);
+void pshmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibget");
 }
 
-void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
-                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_ibget);
+void pshmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
+                              ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe,
                     "shmem_ctx_ptrdiff_ibget");

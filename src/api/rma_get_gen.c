@@ -2,512 +2,610 @@
  *
  * Typed contiguous gets: get, get_nbi. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_get(float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_get);
+void pshmem_float_get(float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), pe, "shmem_float_get");
 }
 
-void shmem_double_get(double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_get);
+void pshmem_double_get(double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), pe, "shmem_double_get");
 }
 
-void shmem_longdouble_get(long double *dest, const long double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_get);
+void pshmem_longdouble_get(long double *dest, const long double *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), pe, "shmem_longdouble_get");
 }
 
-void shmem_char_get(char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_get);
+void pshmem_char_get(char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), pe, "shmem_char_get");
 }
 
-void shmem_schar_get(signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_get);
+void pshmem_schar_get(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), pe, "shmem_schar_get");
 }
 
-void shmem_short_get(short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_get);
+void pshmem_short_get(short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), pe, "shmem_short_get");
 }
 
-void shmem_int_get(int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_get);
+void pshmem_int_get(int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), pe, "shmem_int_get");
 }
 
-void shmem_long_get(long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_get);
+void pshmem_long_get(long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), pe, "shmem_long_get");
 }
 
-void shmem_longlong_get(long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_get);
+void pshmem_longlong_get(long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), pe, "shmem_longlong_get");
 }
 
-void shmem_uchar_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_get);
+void pshmem_uchar_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), pe, "shmem_uchar_get");
 }
 
-void shmem_ushort_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_get);
+void pshmem_ushort_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ushort_get");
 }
 
-void shmem_uint_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_get);
+void pshmem_uint_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), pe, "shmem_uint_get");
 }
 
-void shmem_ulong_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_get);
+void pshmem_ulong_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ulong_get");
 }
 
-void shmem_ulonglong_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_get);
+void pshmem_ulonglong_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_get");
 }
 
-void shmem_int8_get(int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_get);
+void pshmem_int8_get(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), pe, "shmem_int8_get");
 }
 
-void shmem_int16_get(int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_get);
+void pshmem_int16_get(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), pe, "shmem_int16_get");
 }
 
-void shmem_int32_get(int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_get);
+void pshmem_int32_get(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), pe, "shmem_int32_get");
 }
 
-void shmem_int64_get(int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_get);
+void pshmem_int64_get(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), pe, "shmem_int64_get");
 }
 
-void shmem_uint8_get(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_get);
+void pshmem_uint8_get(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), pe, "shmem_uint8_get");
 }
 
-void shmem_uint16_get(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_get);
+void pshmem_uint16_get(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), pe, "shmem_uint16_get");
 }
 
-void shmem_uint32_get(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_get);
+void pshmem_uint32_get(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), pe, "shmem_uint32_get");
 }
 
-void shmem_uint64_get(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_get);
+void pshmem_uint64_get(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), pe, "shmem_uint64_get");
 }
 
-void shmem_size_get(size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_get);
+void pshmem_size_get(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), pe, "shmem_size_get");
 }
 
-void shmem_ptrdiff_get(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_get);
+void pshmem_ptrdiff_get(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_get");
 }
 
-void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_get);
+void pshmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(float), pe, "shmem_ctx_float_get");
 }
 
-void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_get);
+void pshmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(double), pe, "shmem_ctx_double_get");
 }
 
-void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems,
-                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_get);
+void pshmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems,
+                               int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_get");
 }
 
-void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_get);
+void pshmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(char), pe, "shmem_ctx_char_get");
 }
 
-void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_get);
+void pshmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
+                          int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(signed char), pe, "shmem_ctx_schar_get");
 }
 
-void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_get);
+void pshmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(short), pe, "shmem_ctx_short_get");
 }
 
-void shmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_get);
+void pshmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(int), pe, "shmem_ctx_int_get");
 }
 
-void shmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_get);
+void pshmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(long), pe, "shmem_ctx_long_get");
 }
 
-void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_get);
+void pshmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(long long), pe, "shmem_ctx_longlong_get");
 }
 
-void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
-                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_get);
+void pshmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
+                          int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_get");
 }
 
-void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems,
-                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_get);
+void pshmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems,
+                           int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_get");
 }
 
-void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
-                        int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_get);
+void pshmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
+                         int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_get");
 }
 
-void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
-                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_get);
+void pshmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
+                          int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_get");
 }
 
-void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                             size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_get);
+void pshmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                              size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_get");
 }
 
-void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_get);
+void pshmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_get");
 }
 
-void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_get);
+void pshmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_get");
 }
 
-void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_get);
+void pshmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_get");
 }
 
-void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_get);
+void pshmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_get");
 }
 
-void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_get);
+void pshmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_get");
 }
 
-void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_get);
+void pshmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_get");
 }
 
-void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_get);
+void pshmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_get");
 }
 
-void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_get);
+void pshmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_get");
 }
 
-void shmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_get);
+void pshmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(size_t), pe, "shmem_ctx_size_get");
 }
 
-void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_get);
+void pshmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get");
 }
 
-void shmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_get_nbi);
+void pshmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), pe, "shmem_float_get_nbi");
 }
 
-void shmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_get_nbi);
+void pshmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), pe, "shmem_double_get_nbi");
 }
 
-void shmem_longdouble_get_nbi(long double *dest, const long double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_get_nbi);
+void pshmem_longdouble_get_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), pe,
                       "shmem_longdouble_get_nbi");
 }
 
-void shmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_get_nbi);
+void pshmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), pe, "shmem_char_get_nbi");
 }
 
-void shmem_schar_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_get_nbi);
+void pshmem_schar_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), pe,
                       "shmem_schar_get_nbi");
 }
 
-void shmem_short_get_nbi(short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_get_nbi);
+void pshmem_short_get_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), pe, "shmem_short_get_nbi");
 }
 
-void shmem_int_get_nbi(int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_get_nbi);
+void pshmem_int_get_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), pe, "shmem_int_get_nbi");
 }
 
-void shmem_long_get_nbi(long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_get_nbi);
+void pshmem_long_get_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), pe, "shmem_long_get_nbi");
 }
 
-void shmem_longlong_get_nbi(long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_get_nbi);
+void pshmem_longlong_get_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), pe,
                       "shmem_longlong_get_nbi");
 }
 
-void shmem_uchar_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_get_nbi);
+void pshmem_uchar_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), pe,
                       "shmem_uchar_get_nbi");
 }
 
-void shmem_ushort_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_get_nbi);
+void pshmem_ushort_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), pe,
                       "shmem_ushort_get_nbi");
 }
 
-void shmem_uint_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_get_nbi);
+void pshmem_uint_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), pe,
                       "shmem_uint_get_nbi");
 }
 
-void shmem_ulong_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_get_nbi);
+void pshmem_ulong_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), pe,
                       "shmem_ulong_get_nbi");
 }
 
-void shmem_ulonglong_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_get_nbi);
+void pshmem_ulonglong_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems,
+                              int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), pe,
                       "shmem_ulonglong_get_nbi");
 }
 
-void shmem_int8_get_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_get_nbi);
+void pshmem_int8_get_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), pe, "shmem_int8_get_nbi");
 }
 
-void shmem_int16_get_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_get_nbi);
+void pshmem_int16_get_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), pe, "shmem_int16_get_nbi");
 }
 
-void shmem_int32_get_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_get_nbi);
+void pshmem_int32_get_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), pe, "shmem_int32_get_nbi");
 }
 
-void shmem_int64_get_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_get_nbi);
+void pshmem_int64_get_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), pe, "shmem_int64_get_nbi");
 }
 
-void shmem_uint8_get_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_get_nbi);
+void pshmem_uint8_get_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), pe, "shmem_uint8_get_nbi");
 }
 
-void shmem_uint16_get_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_get_nbi);
+void pshmem_uint16_get_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), pe, "shmem_uint16_get_nbi");
 }
 
-void shmem_uint32_get_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_get_nbi);
+void pshmem_uint32_get_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), pe, "shmem_uint32_get_nbi");
 }
 
-void shmem_uint64_get_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_get_nbi);
+void pshmem_uint64_get_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), pe, "shmem_uint64_get_nbi");
 }
 
-void shmem_size_get_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_get_nbi);
+void pshmem_size_get_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), pe, "shmem_size_get_nbi");
 }
 
-void shmem_ptrdiff_get_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_get_nbi);
+void pshmem_ptrdiff_get_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), pe,
                       "shmem_ptrdiff_get_nbi");
 }
 
-void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_get_nbi);
+void pshmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(float), pe, "shmem_ctx_float_get_nbi");
 }
 
-void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_get_nbi);
+void pshmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(double), pe, "shmem_ctx_double_get_nbi");
 }
 
-void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
-                                  size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_get_nbi);
+void pshmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
+                                   size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_get_nbi");
 }
 
-void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_get_nbi);
+void pshmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(char), pe, "shmem_ctx_char_get_nbi");
 }
 
-void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_get_nbi);
+void pshmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
+                              int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(signed char), pe, "shmem_ctx_schar_get_nbi");
 }
 
-void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_get_nbi);
+void pshmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(short), pe, "shmem_ctx_short_get_nbi");
 }
 
-void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_get_nbi);
+void pshmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(int), pe, "shmem_ctx_int_get_nbi");
 }
 
-void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_get_nbi);
+void pshmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(long), pe, "shmem_ctx_long_get_nbi");
 }
 
-void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
-                                int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_get_nbi);
+void pshmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
+                                 int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(long long), pe, "shmem_ctx_longlong_get_nbi");
 }
 
-void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_get_nbi);
+void pshmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
+                              size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_get_nbi");
 }
 
-void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                              size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_get_nbi);
+void pshmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                               size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_get_nbi");
 }
 
-void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
-                            int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_get_nbi);
+void pshmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
+                             int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_get_nbi");
 }
 
-void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_get_nbi);
+void pshmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
+                              size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_get_nbi");
 }
 
-void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                                 size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_get_nbi);
+void pshmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                                  size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(unsigned long long), pe,
                       "shmem_ctx_ulonglong_get_nbi");
 }
 
-void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_get_nbi);
+void pshmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_get_nbi");
 }
 
-void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_get_nbi);
+void pshmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_get_nbi");
 }
 
-void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_get_nbi);
+void pshmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_get_nbi");
 }
 
-void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_get_nbi);
+void pshmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_get_nbi");
 }
 
-void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_get_nbi);
+void pshmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_get_nbi");
 }
 
-void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_get_nbi);
+void pshmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_get_nbi");
 }
 
-void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_get_nbi);
+void pshmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_get_nbi");
 }
 
-void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_get_nbi);
+void pshmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_get_nbi");
 }
 
-void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_get_nbi);
+void pshmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(size_t), pe, "shmem_ctx_size_get_nbi");
 }
 
-void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
-                               int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_get_nbi);
+void pshmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
+                                int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get_nbi");
 }

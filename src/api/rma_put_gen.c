@@ -2,512 +2,610 @@
  *
  * Typed contiguous puts: put, put_nbi. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_put(float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_put);
+void pshmem_float_put(float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), pe, "shmem_float_put");
 }
 
-void shmem_double_put(double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_put);
+void pshmem_double_put(double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), pe, "shmem_double_put");
 }
 
-void shmem_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_put);
+void pshmem_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), pe, "shmem_longdouble_put");
 }
 
-void shmem_char_put(char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_put);
+void pshmem_char_put(char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), pe, "shmem_char_put");
 }
 
-void shmem_schar_put(signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_put);
+void pshmem_schar_put(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), pe, "shmem_schar_put");
 }
 
-void shmem_short_put(short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_put);
+void pshmem_short_put(short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), pe, "shmem_short_put");
 }
 
-void shmem_int_put(int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_put);
+void pshmem_int_put(int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), pe, "shmem_int_put");
 }
 
-void shmem_long_put(long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_put);
+void pshmem_long_put(long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), pe, "shmem_long_put");
 }
 
-void shmem_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_put);
+void pshmem_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), pe, "shmem_longlong_put");
 }
 
-void shmem_uchar_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_put);
+void pshmem_uchar_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), pe, "shmem_uchar_put");
 }
 
-void shmem_ushort_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_put);
+void pshmem_ushort_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ushort_put");
 }
 
-void shmem_uint_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_put);
+void pshmem_uint_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), pe, "shmem_uint_put");
 }
 
-void shmem_ulong_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_put);
+void pshmem_ulong_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ulong_put");
 }
 
-void shmem_ulonglong_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_put);
+void pshmem_ulonglong_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), pe,
                   "shmem_ulonglong_put");
 }
 
-void shmem_int8_put(int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_put);
+void pshmem_int8_put(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), pe, "shmem_int8_put");
 }
 
-void shmem_int16_put(int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_put);
+void pshmem_int16_put(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), pe, "shmem_int16_put");
 }
 
-void shmem_int32_put(int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_put);
+void pshmem_int32_put(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), pe, "shmem_int32_put");
 }
 
-void shmem_int64_put(int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_put);
+void pshmem_int64_put(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), pe, "shmem_int64_put");
 }
 
-void shmem_uint8_put(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_put);
+void pshmem_uint8_put(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), pe, "shmem_uint8_put");
 }
 
-void shmem_uint16_put(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_put);
+void pshmem_uint16_put(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), pe, "shmem_uint16_put");
 }
 
-void shmem_uint32_put(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_put);
+void pshmem_uint32_put(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), pe, "shmem_uint32_put");
 }
 
-void shmem_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_put);
+void pshmem_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), pe, "shmem_uint64_put");
 }
 
-void shmem_size_put(size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_put);
+void pshmem_size_put(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), pe, "shmem_size_put");
 }
 
-void shmem_ptrdiff_put(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_put);
+void pshmem_ptrdiff_put(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_put");
 }
 
-void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_put);
+void pshmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(float), pe, "shmem_ctx_float_put");
 }
 
-void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_put);
+void pshmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(double), pe, "shmem_ctx_double_put");
 }
 
-void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems,
-                              int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_put);
+void pshmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems,
+                               int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_put");
 }
 
-void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_put);
+void pshmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(char), pe, "shmem_ctx_char_put");
 }
 
-void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_put);
+void pshmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
+                          int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(signed char), pe, "shmem_ctx_schar_put");
 }
 
-void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_put);
+void pshmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(short), pe, "shmem_ctx_short_put");
 }
 
-void shmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_put);
+void pshmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(int), pe, "shmem_ctx_int_put");
 }
 
-void shmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_put);
+void pshmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(long), pe, "shmem_ctx_long_put");
 }
 
-void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_put);
+void pshmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(long long), pe, "shmem_ctx_longlong_put");
 }
 
-void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
-                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_put);
+void pshmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
+                          int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_put");
 }
 
-void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems,
-                          int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_put);
+void pshmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems,
+                           int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_put");
 }
 
-void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
-                        int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_put);
+void pshmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
+                         int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_put");
 }
 
-void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
-                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_put);
+void pshmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
+                          int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_put");
 }
 
-void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                             size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_put);
+void pshmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                              size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_put");
 }
 
-void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_put);
+void pshmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_put");
 }
 
-void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_put);
+void pshmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_put");
 }
 
-void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_put);
+void pshmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_put");
 }
 
-void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_put);
+void pshmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_put");
 }
 
-void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_put);
+void pshmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_put");
 }
 
-void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_put);
+void pshmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_put");
 }
 
-void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_put);
+void pshmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_put");
 }
 
-void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_put);
+void pshmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_put");
 }
 
-void shmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_put);
+void pshmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(size_t), pe, "shmem_ctx_size_put");
 }
 
-void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_put);
+void pshmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put");
 }
 
-void shmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_put_nbi);
+void pshmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), pe, "shmem_float_put_nbi");
 }
 
-void shmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_put_nbi);
+void pshmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), pe, "shmem_double_put_nbi");
 }
 
-void shmem_longdouble_put_nbi(long double *dest, const long double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_put_nbi);
+void pshmem_longdouble_put_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), pe,
                       "shmem_longdouble_put_nbi");
 }
 
-void shmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_put_nbi);
+void pshmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), pe, "shmem_char_put_nbi");
 }
 
-void shmem_schar_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_put_nbi);
+void pshmem_schar_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), pe,
                       "shmem_schar_put_nbi");
 }
 
-void shmem_short_put_nbi(short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_put_nbi);
+void pshmem_short_put_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), pe, "shmem_short_put_nbi");
 }
 
-void shmem_int_put_nbi(int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_put_nbi);
+void pshmem_int_put_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), pe, "shmem_int_put_nbi");
 }
 
-void shmem_long_put_nbi(long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_put_nbi);
+void pshmem_long_put_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), pe, "shmem_long_put_nbi");
 }
 
-void shmem_longlong_put_nbi(long long *dest, const long long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_put_nbi);
+void pshmem_longlong_put_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), pe,
                       "shmem_longlong_put_nbi");
 }
 
-void shmem_uchar_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_put_nbi);
+void pshmem_uchar_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), pe,
                       "shmem_uchar_put_nbi");
 }
 
-void shmem_ushort_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_put_nbi);
+void pshmem_ushort_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), pe,
                       "shmem_ushort_put_nbi");
 }
 
-void shmem_uint_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_put_nbi);
+void pshmem_uint_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), pe,
                       "shmem_uint_put_nbi");
 }
 
-void shmem_ulong_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_put_nbi);
+void pshmem_ulong_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), pe,
                       "shmem_ulong_put_nbi");
 }
 
-void shmem_ulonglong_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_put_nbi);
+void pshmem_ulonglong_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems,
+                              int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), pe,
                       "shmem_ulonglong_put_nbi");
 }
 
-void shmem_int8_put_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_put_nbi);
+void pshmem_int8_put_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), pe, "shmem_int8_put_nbi");
 }
 
-void shmem_int16_put_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_put_nbi);
+void pshmem_int16_put_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), pe, "shmem_int16_put_nbi");
 }
 
-void shmem_int32_put_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_put_nbi);
+void pshmem_int32_put_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), pe, "shmem_int32_put_nbi");
 }
 
-void shmem_int64_put_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_put_nbi);
+void pshmem_int64_put_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), pe, "shmem_int64_put_nbi");
 }
 
-void shmem_uint8_put_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_put_nbi);
+void pshmem_uint8_put_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), pe, "shmem_uint8_put_nbi");
 }
 
-void shmem_uint16_put_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_put_nbi);
+void pshmem_uint16_put_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), pe, "shmem_uint16_put_nbi");
 }
 
-void shmem_uint32_put_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_put_nbi);
+void pshmem_uint32_put_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), pe, "shmem_uint32_put_nbi");
 }
 
-void shmem_uint64_put_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_put_nbi);
+void pshmem_uint64_put_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), pe, "shmem_uint64_put_nbi");
 }
 
-void shmem_size_put_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_put_nbi);
+void pshmem_size_put_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), pe, "shmem_size_put_nbi");
 }
 
-void shmem_ptrdiff_put_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_put_nbi);
+void pshmem_ptrdiff_put_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), pe,
                       "shmem_ptrdiff_put_nbi");
 }
 
-void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_put_nbi);
+void pshmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(float), pe, "shmem_ctx_float_put_nbi");
 }
 
-void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_put_nbi);
+void pshmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(double), pe, "shmem_ctx_double_put_nbi");
 }
 
-void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
-                                  size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_put_nbi);
+void pshmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
+                                   size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_put_nbi");
 }
 
-void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_put_nbi);
+void pshmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(char), pe, "shmem_ctx_char_put_nbi");
 }
 
-void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_put_nbi);
+void pshmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
+                              int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(signed char), pe, "shmem_ctx_schar_put_nbi");
 }
 
-void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_put_nbi);
+void pshmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(short), pe, "shmem_ctx_short_put_nbi");
 }
 
-void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_put_nbi);
+void pshmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(int), pe, "shmem_ctx_int_put_nbi");
 }
 
-void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_put_nbi);
+void pshmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(long), pe, "shmem_ctx_long_put_nbi");
 }
 
-void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
-                                int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_put_nbi);
+void pshmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
+                                 int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(long long), pe, "shmem_ctx_longlong_put_nbi");
 }
 
-void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_put_nbi);
+void pshmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
+                              size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_put_nbi");
 }
 
-void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                              size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_put_nbi);
+void pshmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                               size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_put_nbi");
 }
 
-void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
-                            int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_put_nbi);
+void pshmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
+                             int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_put_nbi");
 }
 
-void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems,
-                             int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_put_nbi);
+void pshmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
+                              size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_put_nbi");
 }
 
-void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                                 size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_put_nbi);
+void pshmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                                  size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(unsigned long long), pe,
                       "shmem_ctx_ulonglong_put_nbi");
 }
 
-void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_put_nbi);
+void pshmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_put_nbi");
 }
 
-void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_put_nbi);
+void pshmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_put_nbi");
 }
 
-void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_put_nbi);
+void pshmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_put_nbi");
 }
 
-void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_put_nbi);
+void pshmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_put_nbi");
 }
 
-void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_put_nbi);
+void pshmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_put_nbi");
 }
 
-void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_put_nbi);
+void pshmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_put_nbi");
 }
 
-void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_put_nbi);
+void pshmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_put_nbi");
 }
 
-void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_put_nbi);
+void pshmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_put_nbi");
 }
 
-void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_put_nbi);
+void pshmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(size_t), pe, "shmem_ctx_size_put_nbi");
 }
 
-void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
-                               int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_put_nbi);
+void pshmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
+                                int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put_nbi");
 }

@@ -2,579 +2,676 @@
  *
  * Typed single elements: p, g. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_p(float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_p);
+void pshmem_float_p(float *dest, float value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(float), pe, "shmem_float_p");
 }
 
-void shmem_double_p(double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_p);
+void pshmem_double_p(double *dest, double value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(double), pe, "shmem_double_p");
 }
 
-void shmem_longdouble_p(long double *dest, long double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_p);
+void pshmem_longdouble_p(long double *dest, long double value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(long double), pe, "shmem_longdouble_p");
 }
 
-void shmem_char_p(char *dest, char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_p);
+void pshmem_char_p(char *dest, char value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(char), pe, "shmem_char_p");
 }
 
-void shmem_schar_p(signed char *dest, signed char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_p);
+void pshmem_schar_p(signed char *dest, signed char value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(signed char), pe, "shmem_schar_p");
 }
 
-void shmem_short_p(short *dest, short value, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_p);
+void pshmem_short_p(short *dest, short value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(short), pe, "shmem_short_p");
 }
 
-void shmem_int_p(int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_p);
+void pshmem_int_p(int *dest, int value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(int), pe, "shmem_int_p");
 }
 
-void shmem_long_p(long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_p);
+void pshmem_long_p(long *dest, long value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(long), pe, "shmem_long_p");
 }
 
-void shmem_longlong_p(long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_p);
+void pshmem_longlong_p(long long *dest, long long value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(long long), pe, "shmem_longlong_p");
 }
 
-void shmem_uchar_p(unsigned char *dest, unsigned char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_p);
+void pshmem_uchar_p(unsigned char *dest, unsigned char value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(unsigned char), pe, "shmem_uchar_p");
 }
 
-void shmem_ushort_p(unsigned short *dest, unsigned short value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_p);
+void pshmem_ushort_p(unsigned short *dest, unsigned short value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(unsigned short), pe, "shmem_ushort_p");
 }
 
-void shmem_uint_p(unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_p);
+void pshmem_uint_p(unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(unsigned int), pe, "shmem_uint_p");
 }
 
-void shmem_ulong_p(unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_p);
+void pshmem_ulong_p(unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(unsigned long), pe, "shmem_ulong_p");
 }
 
-void shmem_ulonglong_p(unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_p);
+void pshmem_ulonglong_p(unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(unsigned long long), pe, "shmem_ulonglong_p");
 }
 
-void shmem_int8_p(int8_t *dest, int8_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_p);
+void pshmem_int8_p(int8_t *dest, int8_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(int8_t), pe, "shmem_int8_p");
 }
 
-void shmem_int16_p(int16_t *dest, int16_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_p);
+void pshmem_int16_p(int16_t *dest, int16_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(int16_t), pe, "shmem_int16_p");
 }
 
-void shmem_int32_p(int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_p);
+void pshmem_int32_p(int32_t *dest, int32_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(int32_t), pe, "shmem_int32_p");
 }
 
-void shmem_int64_p(int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_p);
+void pshmem_int64_p(int64_t *dest, int64_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(int64_t), pe, "shmem_int64_p");
 }
 
-void shmem_uint8_p(uint8_t *dest, uint8_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_p);
+void pshmem_uint8_p(uint8_t *dest, uint8_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(uint8_t), pe, "shmem_uint8_p");
 }
 
-void shmem_uint16_p(uint16_t *dest, uint16_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_p);
+void pshmem_uint16_p(uint16_t *dest, uint16_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(uint16_t), pe, "shmem_uint16_p");
 }
 
-void shmem_uint32_p(uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_p);
+void pshmem_uint32_p(uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(uint32_t), pe, "shmem_uint32_p");
 }
 
-void shmem_uint64_p(uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_p);
+void pshmem_uint64_p(uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(uint64_t), pe, "shmem_uint64_p");
 }
 
-void shmem_size_p(size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_p);
+void pshmem_size_p(size_t *dest, size_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(size_t), pe, "shmem_size_p");
 }
 
-void shmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_p);
+void pshmem_ptrdiff_p(ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_p(SHMEM_CTX_DEFAULT, dest, &value, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_p");
 }
 
-void shmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_p);
+void pshmem_ctx_float_p(shmem_ctx_t ctx, float *dest, float value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(float), pe, "shmem_ctx_float_p");
 }
 
-void shmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_p);
+void pshmem_ctx_double_p(shmem_ctx_t ctx, double *dest, double value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(double), pe, "shmem_ctx_double_p");
 }
 
-void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_p);
+void pshmem_ctx_longdouble_p(shmem_ctx_t ctx, long double *dest, long double value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(long double), pe, "shmem_ctx_longdouble_p");
 }
 
-void shmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_p);
+void pshmem_ctx_char_p(shmem_ctx_t ctx, char *dest, char value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(char), pe, "shmem_ctx_char_p");
 }
 
-void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_p);
+void pshmem_ctx_schar_p(shmem_ctx_t ctx, signed char *dest, signed char value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(signed char), pe, "shmem_ctx_schar_p");
 }
 
-void shmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_p);
+void pshmem_ctx_short_p(shmem_ctx_t ctx, short *dest, short value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(short), pe, "shmem_ctx_short_p");
 }
 
-void shmem_ctx_int_p(shmem_ctx_t ctx, int *dest, int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_p);
+void pshmem_ctx_int_p(shmem_ctx_t ctx, int *dest, int value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(int), pe, "shmem_ctx_int_p");
 }
 
-void shmem_ctx_long_p(shmem_ctx_t ctx, long *dest, long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_p);
+void pshmem_ctx_long_p(shmem_ctx_t ctx, long *dest, long value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(long), pe, "shmem_ctx_long_p");
 }
 
-void shmem_ctx_longlong_p(shmem_ctx_t ctx, long long *dest, long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_p);
+void pshmem_ctx_longlong_p(shmem_ctx_t ctx, long long *dest, long long value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(long long), pe, "shmem_ctx_longlong_p");
 }
 
-void shmem_ctx_uchar_p(shmem_ctx_t ctx, unsigned char *dest, unsigned char value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_p);
+void pshmem_ctx_uchar_p(shmem_ctx_t ctx, unsigned char *dest, unsigned char value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(unsigned char), pe, "shmem_ctx_uchar_p");
 }
 
-void shmem_ctx_ushort_p(shmem_ctx_t ctx, unsigned short *dest, unsigned short value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_p);
+void pshmem_ctx_ushort_p(shmem_ctx_t ctx, unsigned short *dest, unsigned short value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(unsigned short), pe, "shmem_ctx_ushort_p");
 }
 
-void shmem_ctx_uint_p(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_p);
+void pshmem_ctx_uint_p(shmem_ctx_t ctx, unsigned int *dest, unsigned int value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(unsigned int), pe, "shmem_ctx_uint_p");
 }
 
-void shmem_ctx_ulong_p(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_p);
+void pshmem_ctx_ulong_p(shmem_ctx_t ctx, unsigned long *dest, unsigned long value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(unsigned long), pe, "shmem_ctx_ulong_p");
 }
 
-void shmem_ctx_ulonglong_p(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_p);
+void pshmem_ctx_ulonglong_p(shmem_ctx_t ctx, unsigned long long *dest, unsigned long long value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_p");
 }
 
-void shmem_ctx_int8_p(shmem_ctx_t ctx, int8_t *dest, int8_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_p);
+void pshmem_ctx_int8_p(shmem_ctx_t ctx, int8_t *dest, int8_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(int8_t), pe, "shmem_ctx_int8_p");
 }
 
-void shmem_ctx_int16_p(shmem_ctx_t ctx, int16_t *dest, int16_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_p);
+void pshmem_ctx_int16_p(shmem_ctx_t ctx, int16_t *dest, int16_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(int16_t), pe, "shmem_ctx_int16_p");
 }
 
-void shmem_ctx_int32_p(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_p);
+void pshmem_ctx_int32_p(shmem_ctx_t ctx, int32_t *dest, int32_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(int32_t), pe, "shmem_ctx_int32_p");
 }
 
-void shmem_ctx_int64_p(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_p);
+void pshmem_ctx_int64_p(shmem_ctx_t ctx, int64_t *dest, int64_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(int64_t), pe, "shmem_ctx_int64_p");
 }
 
-void shmem_ctx_uint8_p(shmem_ctx_t ctx, uint8_t *dest, uint8_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_p);
+void pshmem_ctx_uint8_p(shmem_ctx_t ctx, uint8_t *dest, uint8_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(uint8_t), pe, "shmem_ctx_uint8_p");
 }
 
-void shmem_ctx_uint16_p(shmem_ctx_t ctx, uint16_t *dest, uint16_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_p);
+void pshmem_ctx_uint16_p(shmem_ctx_t ctx, uint16_t *dest, uint16_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(uint16_t), pe, "shmem_ctx_uint16_p");
 }
 
-void shmem_ctx_uint32_p(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_p);
+void pshmem_ctx_uint32_p(shmem_ctx_t ctx, uint32_t *dest, uint32_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(uint32_t), pe, "shmem_ctx_uint32_p");
 }
 
-void shmem_ctx_uint64_p(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_p);
+void pshmem_ctx_uint64_p(shmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(uint64_t), pe, "shmem_ctx_uint64_p");
 }
 
-void shmem_ctx_size_p(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_p);
+void pshmem_ctx_size_p(shmem_ctx_t ctx, size_t *dest, size_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(size_t), pe, "shmem_ctx_size_p");
 }
 
-void shmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_p);
+void pshmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t *dest, ptrdiff_t value, int pe)
 {
     shoal_api_p(ctx, dest, &value, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_p");
 }
 
-float shmem_float_g(const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_g);
+float pshmem_float_g(const float *source, int pe)
 {
     float value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(float), pe, "shmem_float_g");
     return value;
 }
 
-double shmem_double_g(const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_g);
+double pshmem_double_g(const double *source, int pe)
 {
     double value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(double), pe, "shmem_double_g");
     return value;
 }
 
-long double shmem_longdouble_g(const long double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_g);
+long double pshmem_longdouble_g(const long double *source, int pe)
 {
     long double value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(long double), pe, "shmem_longdouble_g");
     return value;
 }
 
-char shmem_char_g(const char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_g);
+char pshmem_char_g(const char *source, int pe)
 {
     char value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(char), pe, "shmem_char_g");
     return value;
 }
 
-signed char shmem_schar_g(const signed char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_g);
+signed char pshmem_schar_g(const signed char *source, int pe)
 {
     signed char value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(signed char), pe, "shmem_schar_g");
     return value;
 }
 
-short shmem_short_g(const short *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_g);
+short pshmem_short_g(const short *source, int pe)
 {
     short value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(short), pe, "shmem_short_g");
     return value;
 }
 
-int shmem_int_g(const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_g);
+int pshmem_int_g(const int *source, int pe)
 {
     int value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(int), pe, "shmem_int_g");
     return value;
 }
 
-long shmem_long_g(const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_g);
+long pshmem_long_g(const long *source, int pe)
 {
     long value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(long), pe, "shmem_long_g");
     return value;
 }
 
-long long shmem_longlong_g(const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_g);
+long long pshmem_longlong_g(const long long *source, int pe)
 {
     long long value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(long long), pe, "shmem_longlong_g");
     return value;
 }
 
-unsigned char shmem_uchar_g(const unsigned char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_g);
+unsigned char pshmem_uchar_g(const unsigned char *source, int pe)
 {
     unsigned char value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(unsigned char), pe, "shmem_uchar_g");
     return value;
 }
 
-unsigned short shmem_ushort_g(const unsigned short *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_g);
+unsigned short pshmem_ushort_g(const unsigned short *source, int pe)
 {
     unsigned short value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(unsigned short), pe, "shmem_ushort_g");
     return value;
 }
 
-unsigned int shmem_uint_g(const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_g);
+unsigned int pshmem_uint_g(const unsigned int *source, int pe)
 {
     unsigned int value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(unsigned int), pe, "shmem_uint_g");
     return value;
 }
 
-unsigned long shmem_ulong_g(const unsigned long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_g);
+unsigned long pshmem_ulong_g(const unsigned long *source, int pe)
 {
     unsigned long value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(unsigned long), pe, "shmem_ulong_g");
     return value;
 }
 
-unsigned long long shmem_ulonglong_g(const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_g);
+unsigned long long pshmem_ulonglong_g(const unsigned long long *source, int pe)
 {
     unsigned long long value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(unsigned long long), pe, "shmem_ulonglong_g");
     return value;
 }
 
-int8_t shmem_int8_g(const int8_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_g);
+int8_t pshmem_int8_g(const int8_t *source, int pe)
 {
     int8_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(int8_t), pe, "shmem_int8_g");
     return value;
 }
 
-int16_t shmem_int16_g(const int16_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_g);
+int16_t pshmem_int16_g(const int16_t *source, int pe)
 {
     int16_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(int16_t), pe, "shmem_int16_g");
     return value;
 }
 
-int32_t shmem_int32_g(const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_g);
+int32_t pshmem_int32_g(const int32_t *source, int pe)
 {
     int32_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(int32_t), pe, "shmem_int32_g");
     return value;
 }
 
-int64_t shmem_int64_g(const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_g);
+int64_t pshmem_int64_g(const int64_t *source, int pe)
 {
     int64_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(int64_t), pe, "shmem_int64_g");
     return value;
 }
 
-uint8_t shmem_uint8_g(const uint8_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_g);
+uint8_t pshmem_uint8_g(const uint8_t *source, int pe)
 {
     uint8_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(uint8_t), pe, "shmem_uint8_g");
     return value;
 }
 
-uint16_t shmem_uint16_g(const uint16_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_g);
+uint16_t pshmem_uint16_g(const uint16_t *source, int pe)
 {
     uint16_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(uint16_t), pe, "shmem_uint16_g");
     return value;
 }
 
-uint32_t shmem_uint32_g(const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_g);
+uint32_t pshmem_uint32_g(const uint32_t *source, int pe)
 {
     uint32_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(uint32_t), pe, "shmem_uint32_g");
     return value;
 }
 
-uint64_t shmem_uint64_g(const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_g);
+uint64_t pshmem_uint64_g(const uint64_t *source, int pe)
 {
     uint64_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(uint64_t), pe, "shmem_uint64_g");
     return value;
 }
 
-size_t shmem_size_g(const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_g);
+size_t pshmem_size_g(const size_t *source, int pe)
 {
     size_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(size_t), pe, "shmem_size_g");
     return value;
 }
 
-ptrdiff_t shmem_ptrdiff_g(const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_g);
+ptrdiff_t pshmem_ptrdiff_g(const ptrdiff_t *source, int pe)
 {
     ptrdiff_t value;
     shoal_api_g(SHMEM_CTX_DEFAULT, &value, source, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_g");
     return value;
 }
 
-float shmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_g);
+float pshmem_ctx_float_g(shmem_ctx_t ctx, const float *source, int pe)
 {
     float value;
     shoal_api_g(ctx, &value, source, sizeof(float), pe, "shmem_ctx_float_g");
     return value;
 }
 
-double shmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_g);
+double pshmem_ctx_double_g(shmem_ctx_t ctx, const double *source, int pe)
 {
     double value;
     shoal_api_g(ctx, &value, source, sizeof(double), pe, "shmem_ctx_double_g");
     return value;
 }
 
-long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_g);
+long double pshmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double *source, int pe)
 {
     long double value;
     shoal_api_g(ctx, &value, source, sizeof(long double), pe, "shmem_ctx_longdouble_g");
     return value;
 }
 
-char shmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_g);
+char pshmem_ctx_char_g(shmem_ctx_t ctx, const char *source, int pe)
 {
     char value;
     shoal_api_g(ctx, &value, source, sizeof(char), pe, "shmem_ctx_char_g");
     return value;
 }
 
-signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_g);
+signed char pshmem_ctx_schar_g(shmem_ctx_t ctx, const signed char *source, int pe)
 {
     signed char value;
     shoal_api_g(ctx, &value, source, sizeof(signed char), pe, "shmem_ctx_schar_g");
     return value;
 }
 
-short shmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_g);
+short pshmem_ctx_short_g(shmem_ctx_t ctx, const short *source, int pe)
 {
     short value;
     shoal_api_g(ctx, &value, source, sizeof(short), pe, "shmem_ctx_short_g");
     return value;
 }
 
-int shmem_ctx_int_g(shmem_ctx_t ctx, const int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_g);
+int pshmem_ctx_int_g(shmem_ctx_t ctx, const int *source, int pe)
 {
     int value;
     shoal_api_g(ctx, &value, source, sizeof(int), pe, "shmem_ctx_int_g");
     return value;
 }
 
-long shmem_ctx_long_g(shmem_ctx_t ctx, const long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_g);
+long pshmem_ctx_long_g(shmem_ctx_t ctx, const long *source, int pe)
 {
     long value;
     shoal_api_g(ctx, &value, source, sizeof(long), pe, "shmem_ctx_long_g");
     return value;
 }
 
-long long shmem_ctx_longlong_g(shmem_ctx_t ctx, const long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_g);
+long long pshmem_ctx_longlong_g(shmem_ctx_t ctx, const long long *source, int pe)
 {
     long long value;
     shoal_api_g(ctx, &value, source, sizeof(long long), pe, "shmem_ctx_longlong_g");
     return value;
 }
 
-unsigned char shmem_ctx_uchar_g(shmem_ctx_t ctx, const unsigned char *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_g);
+unsigned char pshmem_ctx_uchar_g(shmem_ctx_t ctx, const unsigned char *source, int pe)
 {
     unsigned char value;
     shoal_api_g(ctx, &value, source, sizeof(unsigned char), pe, "shmem_ctx_uchar_g");
     return value;
 }
 
-unsigned short shmem_ctx_ushort_g(shmem_ctx_t ctx, const unsigned short *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_g);
+unsigned short pshmem_ctx_ushort_g(shmem_ctx_t ctx, const unsigned short *source, int pe)
 {
     unsigned short value;
     shoal_api_g(ctx, &value, source, sizeof(unsigned short), pe, "shmem_ctx_ushort_g");
     return value;
 }
 
-unsigned int shmem_ctx_uint_g(shmem_ctx_t ctx, const unsigned int *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_g);
+unsigned int pshmem_ctx_uint_g(shmem_ctx_t ctx, const unsigned int *source, int pe)
 {
     unsigned int value;
     shoal_api_g(ctx, &value, source, sizeof(unsigned int), pe, "shmem_ctx_uint_g");
     return value;
 }
 
-unsigned long shmem_ctx_ulong_g(shmem_ctx_t ctx, const unsigned long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_g);
+unsigned long pshmem_ctx_ulong_g(shmem_ctx_t ctx, const unsigned long *source, int pe)
 {
     unsigned long value;
     shoal_api_g(ctx, &value, source, sizeof(unsigned long), pe, "shmem_ctx_ulong_g");
     return value;
 }
 
-unsigned long long shmem_ctx_ulonglong_g(shmem_ctx_t ctx, const unsigned long long *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_g);
+unsigned long long pshmem_ctx_ulonglong_g(shmem_ctx_t ctx, const unsigned long long *source, int pe)
 {
     unsigned long long value;
     shoal_api_g(ctx, &value, source, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_g");
     return value;
 }
 
-int8_t shmem_ctx_int8_g(shmem_ctx_t ctx, const int8_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_g);
+int8_t pshmem_ctx_int8_g(shmem_ctx_t ctx, const int8_t *source, int pe)
 {
     int8_t value;
     shoal_api_g(ctx, &value, source, sizeof(int8_t), pe, "shmem_ctx_int8_g");
     return value;
 }
 
-int16_t shmem_ctx_int16_g(shmem_ctx_t ctx, const int16_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_g);
+int16_t pshmem_ctx_int16_g(shmem_ctx_t ctx, const int16_t *source, int pe)
 {
     int16_t value;
     shoal_api_g(ctx, &value, source, sizeof(int16_t), pe, "shmem_ctx_int16_g");
     return value;
 }
 
-int32_t shmem_ctx_int32_g(shmem_ctx_t ctx, const int32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_g);
+int32_t pshmem_ctx_int32_g(shmem_ctx_t ctx, const int32_t *source, int pe)
 {
     int32_t value;
     shoal_api_g(ctx, &value, source, sizeof(int32_t), pe, "shmem_ctx_int32_g");
     return value;
 }
 
-int64_t shmem_ctx_int64_g(shmem_ctx_t ctx, const int64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_g);
+int64_t pshmem_ctx_int64_g(shmem_ctx_t ctx, const int64_t *source, int pe)
 {
     int64_t value;
     shoal_api_g(ctx, &value, source, sizeof(int64_t), pe, "shmem_ctx_int64_g");
     return value;
 }
 
-uint8_t shmem_ctx_uint8_g(shmem_ctx_t ctx, const uint8_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_g);
+uint8_t pshmem_ctx_uint8_g(shmem_ctx_t ctx, const uint8_t *source, int pe)
 {
     uint8_t value;
     shoal_api_g(ctx, &value, source, sizeof(uint8_t), pe, "shmem_ctx_uint8_g");
     return value;
 }
 
-uint16_t shmem_ctx_uint16_g(shmem_ctx_t ctx, const uint16_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_g);
+uint16_t pshmem_ctx_uint16_g(shmem_ctx_t ctx, const uint16_t *source, int pe)
 {
     uint16_t value;
     shoal_api_g(ctx, &value, source, sizeof(uint16_t), pe, "shmem_ctx_uint16_g");
     return value;
 }
 
-uint32_t shmem_ctx_uint32_g(shmem_ctx_t ctx, const uint32_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_g);
+uint32_t pshmem_ctx_uint32_g(shmem_ctx_t ctx, const uint32_t *source, int pe)
 {
     uint32_t value;
     shoal_api_g(ctx, &value, source, sizeof(uint32_t), pe, "shmem_ctx_uint32_g");
     return value;
 }
 
-uint64_t shmem_ctx_uint64_g(shmem_ctx_t ctx, const uint64_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_g);
+uint64_t pshmem_ctx_uint64_g(shmem_ctx_t ctx, const uint64_t *source, int pe)
 {
     uint64_t value;
     shoal_api_g(ctx, &value, source, sizeof(uint64_t), pe, "shmem_ctx_uint64_g");
     return value;
 }
 
-size_t shmem_ctx_size_g(shmem_ctx_t ctx, const size_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_g);
+size_t pshmem_ctx_size_g(shmem_ctx_t ctx, const size_t *source, int pe)
 {
     size_t value;
     shoal_api_g(ctx, &value, source, sizeof(size_t), pe, "shmem_ctx_size_g");
     return value;
 }
 
-ptrdiff_t shmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t *source, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_g);
+ptrdiff_t pshmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t *source, int pe)
 {
     ptrdiff_t value;
     shoal_api_g(ctx, &value, source, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_g");

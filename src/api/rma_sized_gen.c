@@ -2,475 +2,564 @@
  *
  * Sized (8..128 bits) and mem (bytes) puts and gets. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_put8(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put8);
+void pshmem_put8(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_put8");
 }
 
-void shmem_put16(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put16);
+void pshmem_put16(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, pe, "shmem_put16");
 }
 
-void shmem_put32(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put32);
+void pshmem_put32(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, pe, "shmem_put32");
 }
 
-void shmem_put64(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put64);
+void pshmem_put64(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, pe, "shmem_put64");
 }
 
-void shmem_put128(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put128);
+void pshmem_put128(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, pe, "shmem_put128");
 }
 
-void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_putmem);
+void pshmem_putmem(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_putmem");
 }
 
-void shmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put8);
+void pshmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 1, pe, "shmem_ctx_put8");
 }
 
-void shmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put16);
+void pshmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 2, pe, "shmem_ctx_put16");
 }
 
-void shmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put32);
+void pshmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 4, pe, "shmem_ctx_put32");
 }
 
-void shmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put64);
+void pshmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 8, pe, "shmem_ctx_put64");
 }
 
-void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put128);
+void pshmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 16, pe, "shmem_ctx_put128");
 }
 
-void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_putmem);
+void pshmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put(ctx, dest, source, nelems, 1, pe, "shmem_ctx_putmem");
 }
 
-void shmem_put8_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put8_nbi);
+void pshmem_put8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_put8_nbi");
 }
 
-void shmem_put16_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put16_nbi);
+void pshmem_put16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, pe, "shmem_put16_nbi");
 }
 
-void shmem_put32_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put32_nbi);
+void pshmem_put32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, pe, "shmem_put32_nbi");
 }
 
-void shmem_put64_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put64_nbi);
+void pshmem_put64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, pe, "shmem_put64_nbi");
 }
 
-void shmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_put128_nbi);
+void pshmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, pe, "shmem_put128_nbi");
 }
 
-void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_putmem_nbi);
+void pshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_putmem_nbi");
 }
 
-void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put8_nbi);
+void pshmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 1, pe, "shmem_ctx_put8_nbi");
 }
 
-void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put16_nbi);
+void pshmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 2, pe, "shmem_ctx_put16_nbi");
 }
 
-void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put32_nbi);
+void pshmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 4, pe, "shmem_ctx_put32_nbi");
 }
 
-void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put64_nbi);
+void pshmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 8, pe, "shmem_ctx_put64_nbi");
 }
 
-void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put128_nbi);
+void pshmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 16, pe, "shmem_ctx_put128_nbi");
 }
 
-void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_putmem_nbi);
+void pshmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_put_nbi(ctx, dest, source, nelems, 1, pe, "shmem_ctx_putmem_nbi");
 }
 
-void shmem_get8(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get8);
+void pshmem_get8(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_get8");
 }
 
-void shmem_get16(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get16);
+void pshmem_get16(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, pe, "shmem_get16");
 }
 
-void shmem_get32(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get32);
+void pshmem_get32(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, pe, "shmem_get32");
 }
 
-void shmem_get64(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get64);
+void pshmem_get64(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, pe, "shmem_get64");
 }
 
-void shmem_get128(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get128);
+void pshmem_get128(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, pe, "shmem_get128");
 }
 
-void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_getmem);
+void pshmem_getmem(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_getmem");
 }
 
-void shmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get8);
+void pshmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 1, pe, "shmem_ctx_get8");
 }
 
-void shmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get16);
+void pshmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 2, pe, "shmem_ctx_get16");
 }
 
-void shmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get32);
+void pshmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 4, pe, "shmem_ctx_get32");
 }
 
-void shmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get64);
+void pshmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 8, pe, "shmem_ctx_get64");
 }
 
-void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get128);
+void pshmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 16, pe, "shmem_ctx_get128");
 }
 
-void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_getmem);
+void pshmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get(ctx, dest, source, nelems, 1, pe, "shmem_ctx_getmem");
 }
 
-void shmem_get8_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get8_nbi);
+void pshmem_get8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_get8_nbi");
 }
 
-void shmem_get16_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get16_nbi);
+void pshmem_get16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, pe, "shmem_get16_nbi");
 }
 
-void shmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get32_nbi);
+void pshmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, pe, "shmem_get32_nbi");
 }
 
-void shmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get64_nbi);
+void pshmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, pe, "shmem_get64_nbi");
 }
 
-void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_get128_nbi);
+void pshmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, pe, "shmem_get128_nbi");
 }
 
-void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_getmem_nbi);
+void pshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, pe, "shmem_getmem_nbi");
 }
 
-void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get8_nbi);
+void pshmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 1, pe, "shmem_ctx_get8_nbi");
 }
 
-void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get16_nbi);
+void pshmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 2, pe, "shmem_ctx_get16_nbi");
 }
 
-void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get32_nbi);
+void pshmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 4, pe, "shmem_ctx_get32_nbi");
 }
 
-void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get64_nbi);
+void pshmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 8, pe, "shmem_ctx_get64_nbi");
 }
 
-void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_get128_nbi);
+void pshmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 16, pe, "shmem_ctx_get128_nbi");
 }
 
-void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_getmem_nbi);
+void pshmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
     shoal_api_get_nbi(ctx, dest, source, nelems, 1, pe, "shmem_ctx_getmem_nbi");
 }
 
-void shmem_iput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iput8);
+void pshmem_iput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 1, pe, "shmem_iput8");
 }
 
-void shmem_iput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iput16);
+void pshmem_iput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 2, pe, "shmem_iput16");
 }
 
-void shmem_iput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iput32);
+void pshmem_iput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 4, pe, "shmem_iput32");
 }
 
-void shmem_iput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iput64);
+void pshmem_iput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 8, pe, "shmem_iput64");
 }
 
-void shmem_iput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iput128);
+void pshmem_iput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 16, pe, "shmem_iput128");
 }
 
-void shmem_ctx_iput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                     size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iput8);
+void pshmem_ctx_iput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                      size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, 1, pe, "shmem_ctx_iput8");
 }
 
-void shmem_ctx_iput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iput16);
+void pshmem_ctx_iput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, 2, pe, "shmem_ctx_iput16");
 }
 
-void shmem_ctx_iput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iput32);
+void pshmem_ctx_iput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, 4, pe, "shmem_ctx_iput32");
 }
 
-void shmem_ctx_iput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iput64);
+void pshmem_ctx_iput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, 8, pe, "shmem_ctx_iput64");
 }
 
-void shmem_ctx_iput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iput128);
+void pshmem_ctx_iput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, 16, pe, "shmem_ctx_iput128");
 }
 
-void shmem_iget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iget8);
+void pshmem_iget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 1, pe, "shmem_iget8");
 }
 
-void shmem_iget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iget16);
+void pshmem_iget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 2, pe, "shmem_iget16");
 }
 
-void shmem_iget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iget32);
+void pshmem_iget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 4, pe, "shmem_iget32");
 }
 
-void shmem_iget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iget64);
+void pshmem_iget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 8, pe, "shmem_iget64");
 }
 
-void shmem_iget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_iget128);
+void pshmem_iget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, 16, pe, "shmem_iget128");
 }
 
-void shmem_ctx_iget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                     size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iget8);
+void pshmem_ctx_iget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                      size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, 1, pe, "shmem_ctx_iget8");
 }
 
-void shmem_ctx_iget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iget16);
+void pshmem_ctx_iget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, 2, pe, "shmem_ctx_iget16");
 }
 
-void shmem_ctx_iget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iget32);
+void pshmem_ctx_iget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, 4, pe, "shmem_ctx_iget32");
 }
 
-void shmem_ctx_iget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iget64);
+void pshmem_ctx_iget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, 8, pe, "shmem_ctx_iget64");
 }
 
-void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_iget128);
+void pshmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, 16, pe, "shmem_ctx_iget128");
 }
 
-void shmem_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                  int pe)
+SHOAL_WEAK_ALIAS(shmem_ibput8);
+void pshmem_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
+                   int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibput8");
 }
 
-void shmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibput16);
+void pshmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibput16");
 }
 
-void shmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibput32);
+void pshmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibput32");
 }
 
-void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibput64);
+void pshmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibput64");
 }
 
-void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                    size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ibput128);
+void pshmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                     size_t nblocks, int pe)
 {
     shoal_api_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibput128");
 }
 
-void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibput8);
+void pshmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibput8");
 }
 
-void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibput16);
+void pshmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibput16");
 }
 
-void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibput32);
+void pshmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibput32");
 }
 
-void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibput64);
+void pshmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibput64");
 }
 
-void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibput128);
+void pshmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibput128");
 }
 
-void shmem_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                  int pe)
+SHOAL_WEAK_ALIAS(shmem_ibget8);
+void pshmem_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
+                   int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibget8");
 }
 
-void shmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibget16);
+void pshmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibget16");
 }
 
-void shmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibget32);
+void pshmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibget32");
 }
 
-void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,
-                   int pe)
+SHOAL_WEAK_ALIAS(shmem_ibget64);
+void pshmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                    size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibget64");
 }
 
-void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
-                    size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ibget128);
+void pshmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                     size_t nblocks, int pe)
 {
     shoal_api_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibget128");
 }
 
-void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibget8);
+void pshmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibget8");
 }
 
-void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibget16);
+void pshmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibget16");
 }
 
-void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibget32);
+void pshmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibget32");
 }
 
-void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibget64);
+void pshmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibget64");
 }
 
-void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t bsize, size_t nblocks, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ibget128);
+void pshmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t bsize, size_t nblocks, int pe)
 {
     shoal_api_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibget128");
 }

@@ -2,603 +2,700 @@
  *
  * Typed strided puts and gets: iput, iget. */
 #include "api/rma_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_iput);
+void pshmem_float_iput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(float), pe, "shmem_float_iput");
 }
 
-void shmem_double_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_double_iput);
+void pshmem_double_iput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(double), pe,
                    "shmem_double_iput");
 }
 
-void shmem_longdouble_iput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_iput);
+void pshmem_longdouble_iput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long double), pe,
                    "shmem_longdouble_iput");
 }
 
-void shmem_char_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_iput);
+void pshmem_char_iput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(char), pe, "shmem_char_iput");
 }
 
-void shmem_schar_iput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_iput);
+void pshmem_schar_iput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(signed char), pe,
                    "shmem_schar_iput");
 }
 
-void shmem_short_iput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_iput);
+void pshmem_short_iput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(short), pe, "shmem_short_iput");
 }
 
-void shmem_int_iput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_iput);
+void pshmem_int_iput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int), pe, "shmem_int_iput");
 }
 
-void shmem_long_iput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_iput);
+void pshmem_long_iput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long), pe, "shmem_long_iput");
 }
 
-void shmem_longlong_iput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_iput);
+void pshmem_longlong_iput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long long), pe,
                    "shmem_longlong_iput");
 }
 
-void shmem_uchar_iput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_iput);
+void pshmem_uchar_iput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned char), pe,
                    "shmem_uchar_iput");
 }
 
-void shmem_ushort_iput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_iput);
+void pshmem_ushort_iput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned short), pe,
                    "shmem_ushort_iput");
 }
 
-void shmem_uint_iput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
-                     size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_iput);
+void pshmem_uint_iput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
+                      size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned int), pe,
                    "shmem_uint_iput");
 }
 
-void shmem_ulong_iput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_iput);
+void pshmem_ulong_iput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned long), pe,
                    "shmem_ulong_iput");
 }
 
-void shmem_ulonglong_iput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_iput);
+void pshmem_ulonglong_iput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned long long), pe,
                    "shmem_ulonglong_iput");
 }
 
-void shmem_int8_iput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_iput);
+void pshmem_int8_iput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int8_t), pe, "shmem_int8_iput");
 }
 
-void shmem_int16_iput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_iput);
+void pshmem_int16_iput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int16_t), pe,
                    "shmem_int16_iput");
 }
 
-void shmem_int32_iput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_iput);
+void pshmem_int32_iput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int32_t), pe,
                    "shmem_int32_iput");
 }
 
-void shmem_int64_iput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_iput);
+void pshmem_int64_iput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int64_t), pe,
                    "shmem_int64_iput");
 }
 
-void shmem_uint8_iput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_iput);
+void pshmem_uint8_iput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint8_t), pe,
                    "shmem_uint8_iput");
 }
 
-void shmem_uint16_iput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_iput);
+void pshmem_uint16_iput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint16_t), pe,
                    "shmem_uint16_iput");
 }
 
-void shmem_uint32_iput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_iput);
+void pshmem_uint32_iput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint32_t), pe,
                    "shmem_uint32_iput");
 }
 
-void shmem_uint64_iput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_iput);
+void pshmem_uint64_iput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint64_t), pe,
                    "shmem_uint64_iput");
 }
 
-void shmem_size_iput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_iput);
+void pshmem_size_iput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(size_t), pe, "shmem_size_iput");
 }
 
-void shmem_ptrdiff_iput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                        int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_iput);
+void pshmem_ptrdiff_iput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems, int pe)
 {
     shoal_api_iput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(ptrdiff_t), pe,
                    "shmem_ptrdiff_iput");
 }
 
-void shmem_ctx_float_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_iput);
+void pshmem_ctx_float_iput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(float), pe, "shmem_ctx_float_iput");
 }
 
-void shmem_ctx_double_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_iput);
+void pshmem_ctx_double_iput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(double), pe, "shmem_ctx_double_iput");
 }
 
-void shmem_ctx_longdouble_iput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
-                               ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_iput);
+void pshmem_ctx_longdouble_iput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
+                                ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_iput");
 }
 
-void shmem_ctx_char_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_iput);
+void pshmem_ctx_char_iput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(char), pe, "shmem_ctx_char_iput");
 }
 
-void shmem_ctx_schar_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_iput);
+void pshmem_ctx_schar_iput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(signed char), pe, "shmem_ctx_schar_iput");
 }
 
-void shmem_ctx_short_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_iput);
+void pshmem_ctx_short_iput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(short), pe, "shmem_ctx_short_iput");
 }
 
-void shmem_ctx_int_iput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_iput);
+void pshmem_ctx_int_iput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(int), pe, "shmem_ctx_int_iput");
 }
 
-void shmem_ctx_long_iput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_iput);
+void pshmem_ctx_long_iput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(long), pe, "shmem_ctx_long_iput");
 }
 
-void shmem_ctx_longlong_iput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
-                             ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_iput);
+void pshmem_ctx_longlong_iput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
+                              ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(long long), pe, "shmem_ctx_longlong_iput");
 }
 
-void shmem_ctx_uchar_iput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_iput);
+void pshmem_ctx_uchar_iput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_iput");
 }
 
-void shmem_ctx_ushort_iput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_iput);
+void pshmem_ctx_ushort_iput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_iput");
 }
 
-void shmem_ctx_uint_iput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
-                         ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_iput);
+void pshmem_ctx_uint_iput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
+                          ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_iput");
 }
 
-void shmem_ctx_ulong_iput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_iput);
+void pshmem_ctx_ulong_iput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_iput");
 }
 
-void shmem_ctx_ulonglong_iput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_iput);
+void pshmem_ctx_ulonglong_iput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(unsigned long long), pe,
                    "shmem_ctx_ulonglong_iput");
 }
 
-void shmem_ctx_int8_iput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_iput);
+void pshmem_ctx_int8_iput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_iput");
 }
 
-void shmem_ctx_int16_iput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_iput);
+void pshmem_ctx_int16_iput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_iput");
 }
 
-void shmem_ctx_int32_iput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_iput);
+void pshmem_ctx_int32_iput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_iput");
 }
 
-void shmem_ctx_int64_iput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_iput);
+void pshmem_ctx_int64_iput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_iput");
 }
 
-void shmem_ctx_uint8_iput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_iput);
+void pshmem_ctx_uint8_iput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_iput");
 }
 
-void shmem_ctx_uint16_iput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_iput);
+void pshmem_ctx_uint16_iput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_iput");
 }
 
-void shmem_ctx_uint32_iput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_iput);
+void pshmem_ctx_uint32_iput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_iput");
 }
 
-void shmem_ctx_uint64_iput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_iput);
+void pshmem_ctx_uint64_iput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_iput");
 }
 
-void shmem_ctx_size_iput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_iput);
+void pshmem_ctx_size_iput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(size_t), pe, "shmem_ctx_size_iput");
 }
 
-void shmem_ctx_ptrdiff_iput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_iput);
+void pshmem_ctx_ptrdiff_iput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iput(ctx, dest, source, dst, sst, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_iput");
 }
 
-void shmem_float_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_iget);
+void pshmem_float_iget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(float), pe, "shmem_float_iget");
 }
 
-void shmem_double_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_double_iget);
+void pshmem_double_iget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(double), pe,
                    "shmem_double_iget");
 }
 
-void shmem_longdouble_iget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_iget);
+void pshmem_longdouble_iget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long double), pe,
                    "shmem_longdouble_iget");
 }
 
-void shmem_char_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_iget);
+void pshmem_char_iget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(char), pe, "shmem_char_iget");
 }
 
-void shmem_schar_iget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_iget);
+void pshmem_schar_iget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(signed char), pe,
                    "shmem_schar_iget");
 }
 
-void shmem_short_iget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_iget);
+void pshmem_short_iget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(short), pe, "shmem_short_iget");
 }
 
-void shmem_int_iget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_iget);
+void pshmem_int_iget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int), pe, "shmem_int_iget");
 }
 
-void shmem_long_iget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_iget);
+void pshmem_long_iget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long), pe, "shmem_long_iget");
 }
 
-void shmem_longlong_iget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_iget);
+void pshmem_longlong_iget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(long long), pe,
                    "shmem_longlong_iget");
 }
 
-void shmem_uchar_iget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_iget);
+void pshmem_uchar_iget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned char), pe,
                    "shmem_uchar_iget");
 }
 
-void shmem_ushort_iget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
-                       size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_iget);
+void pshmem_ushort_iget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned short), pe,
                    "shmem_ushort_iget");
 }
 
-void shmem_uint_iget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
-                     size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_iget);
+void pshmem_uint_iget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst,
+                      size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned int), pe,
                    "shmem_uint_iget");
 }
 
-void shmem_ulong_iget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
-                      size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_iget);
+void pshmem_ulong_iget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned long), pe,
                    "shmem_ulong_iget");
 }
 
-void shmem_ulonglong_iget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_iget);
+void pshmem_ulonglong_iget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(unsigned long long), pe,
                    "shmem_ulonglong_iget");
 }
 
-void shmem_int8_iget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_iget);
+void pshmem_int8_iget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int8_t), pe, "shmem_int8_iget");
 }
 
-void shmem_int16_iget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_iget);
+void pshmem_int16_iget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int16_t), pe,
                    "shmem_int16_iget");
 }
 
-void shmem_int32_iget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_iget);
+void pshmem_int32_iget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int32_t), pe,
                    "shmem_int32_iget");
 }
 
-void shmem_int64_iget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_iget);
+void pshmem_int64_iget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(int64_t), pe,
                    "shmem_int64_iget");
 }
 
-void shmem_uint8_iget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                      int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_iget);
+void pshmem_uint8_iget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                       int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint8_t), pe,
                    "shmem_uint8_iget");
 }
 
-void shmem_uint16_iget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_iget);
+void pshmem_uint16_iget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint16_t), pe,
                    "shmem_uint16_iget");
 }
 
-void shmem_uint32_iget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_iget);
+void pshmem_uint32_iget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint32_t), pe,
                    "shmem_uint32_iget");
 }
 
-void shmem_uint64_iget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                       int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_iget);
+void pshmem_uint64_iget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                        int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(uint64_t), pe,
                    "shmem_uint64_iget");
 }
 
-void shmem_size_iget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_iget);
+void pshmem_size_iget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(size_t), pe, "shmem_size_iget");
 }
 
-void shmem_ptrdiff_iget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
-                        int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_iget);
+void pshmem_ptrdiff_iget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems, int pe)
 {
     shoal_api_iget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, sizeof(ptrdiff_t), pe,
                    "shmem_ptrdiff_iget");
 }
 
-void shmem_ctx_float_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_iget);
+void pshmem_ctx_float_iget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(float), pe, "shmem_ctx_float_iget");
 }
 
-void shmem_ctx_double_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
-                           size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_iget);
+void pshmem_ctx_double_iget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst,
+                            size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(double), pe, "shmem_ctx_double_iget");
 }
 
-void shmem_ctx_longdouble_iget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
-                               ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_iget);
+void pshmem_ctx_longdouble_iget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst,
+                                ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(long double), pe, "shmem_ctx_longdouble_iget");
 }
 
-void shmem_ctx_char_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_iget);
+void pshmem_ctx_char_iget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(char), pe, "shmem_ctx_char_iget");
 }
 
-void shmem_ctx_schar_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_iget);
+void pshmem_ctx_schar_iget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(signed char), pe, "shmem_ctx_schar_iget");
 }
 
-void shmem_ctx_short_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_iget);
+void pshmem_ctx_short_iget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst,
+                           size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(short), pe, "shmem_ctx_short_iget");
 }
 
-void shmem_ctx_int_iget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_iget);
+void pshmem_ctx_int_iget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(int), pe, "shmem_ctx_int_iget");
 }
 
-void shmem_ctx_long_iget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_iget);
+void pshmem_ctx_long_iget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(long), pe, "shmem_ctx_long_iget");
 }
 
-void shmem_ctx_longlong_iget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
-                             ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_iget);
+void pshmem_ctx_longlong_iget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst,
+                              ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(long long), pe, "shmem_ctx_longlong_iget");
 }
 
-void shmem_ctx_uchar_iget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_iget);
+void pshmem_ctx_uchar_iget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(unsigned char), pe, "shmem_ctx_uchar_iget");
 }
 
-void shmem_ctx_ushort_iget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_iget);
+void pshmem_ctx_ushort_iget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(unsigned short), pe, "shmem_ctx_ushort_iget");
 }
 
-void shmem_ctx_uint_iget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
-                         ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_iget);
+void pshmem_ctx_uint_iget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst,
+                          ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(unsigned int), pe, "shmem_ctx_uint_iget");
 }
 
-void shmem_ctx_ulong_iget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
-                          ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_iget);
+void pshmem_ctx_ulong_iget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(unsigned long), pe, "shmem_ctx_ulong_iget");
 }
 
-void shmem_ctx_ulonglong_iget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
-                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_iget);
+void pshmem_ctx_ulonglong_iget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source,
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(unsigned long long), pe,
                    "shmem_ctx_ulonglong_iget");
 }
 
-void shmem_ctx_int8_iget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_iget);
+void pshmem_ctx_int8_iget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(int8_t), pe, "shmem_ctx_int8_iget");
 }
 
-void shmem_ctx_int16_iget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_iget);
+void pshmem_ctx_int16_iget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(int16_t), pe, "shmem_ctx_int16_iget");
 }
 
-void shmem_ctx_int32_iget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_iget);
+void pshmem_ctx_int32_iget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(int32_t), pe, "shmem_ctx_int32_iget");
 }
 
-void shmem_ctx_int64_iget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_iget);
+void pshmem_ctx_int64_iget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(int64_t), pe, "shmem_ctx_int64_iget");
 }
 
-void shmem_ctx_uint8_iget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                          size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_iget);
+void pshmem_ctx_uint8_iget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(uint8_t), pe, "shmem_ctx_uint8_iget");
 }
 
-void shmem_ctx_uint16_iget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_iget);
+void pshmem_ctx_uint16_iget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(uint16_t), pe, "shmem_ctx_uint16_iget");
 }
 
-void shmem_ctx_uint32_iget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_iget);
+void pshmem_ctx_uint32_iget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(uint32_t), pe, "shmem_ctx_uint32_iget");
 }
 
-void shmem_ctx_uint64_iget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
-                           ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_iget);
+void pshmem_ctx_uint64_iget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst,
+                            ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(uint64_t), pe, "shmem_ctx_uint64_iget");
 }
 
-void shmem_ctx_size_iget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
-                         size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_iget);
+void pshmem_ctx_size_iget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(size_t), pe, "shmem_ctx_size_iget");
 }
 
-void shmem_ctx_ptrdiff_iget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
-                            ptrdiff_t sst, size_t nelems, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_iget);
+void pshmem_ctx_ptrdiff_iget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t nelems, int pe)
 {
     shoal_api_iget(ctx, dest, source, dst, sst, nelems, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_iget");
 }

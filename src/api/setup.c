@@ -9,6 +9,7 @@
 
 #include "api/check.h"
 #include "api/finalize.h"
+#include "api/profiling.h"
 #include "coll/coll.h"
 #include "sync/barrier.h"
 #include "util/log.h"
@@ -78,23 +79,28 @@ static int init_as(const char *call, int requested, int *provided)
     return 0;
 }
 
-int shmem_init_thread(int requested, int *provided) { return init_as("shmem_init_thread", requested, provided); }
+SHOAL_WEAK_ALIAS(shmem_init_thread);
+int pshmem_init_thread(int requested, int *provided) { return init_as("shmem_init_thread", requested, provided); }
 
-void shmem_init(void)
+SHOAL_WEAK_ALIAS(shmem_init);
+void pshmem_init(void)
 {
     int provided;
     init_as("shmem_init", SHMEM_THREAD_SINGLE, &provided);
 }
 
-void shmem_query_thread(int *provided)
+SHOAL_WEAK_ALIAS(shmem_query_thread);
+void pshmem_query_thread(int *provided)
 {
     shoal_check_init("shmem_query_thread");
     if (provided) *provided = shoal_rt.thread_level;
 }
 
-int shmem_query_initialized(void) { return shoal_rt.initialized; }
+SHOAL_WEAK_ALIAS(shmem_query_initialized);
+int pshmem_query_initialized(void) { return shoal_rt.initialized; }
 
-void shmem_finalize(void)
+SHOAL_WEAK_ALIAS(shmem_finalize);
+void pshmem_finalize(void)
 {
     if (!shoal_rt.initialized) {
         if (shoal_rt.finalized) return; /* a second finalize has nothing left to do */
@@ -107,7 +113,8 @@ void shmem_finalize(void)
     shoal_finalize_run(0);
 }
 
-void shmem_global_exit(int status)
+SHOAL_WEAK_ALIAS(shmem_global_exit);
+void pshmem_global_exit(int status)
 {
     fflush(stdout);
     fflush(stderr);
@@ -115,32 +122,37 @@ void shmem_global_exit(int status)
     shoal_runtime_abort(status, "");
 }
 
-int shmem_my_pe(void)
+SHOAL_WEAK_ALIAS(shmem_my_pe);
+int pshmem_my_pe(void)
 {
     shoal_check_init("shmem_my_pe");
     return shoal_rt.my_pe;
 }
 
-int shmem_n_pes(void)
+SHOAL_WEAK_ALIAS(shmem_n_pes);
+int pshmem_n_pes(void)
 {
     shoal_check_init("shmem_n_pes");
     return shoal_rt.n_pes;
 }
 
-int shmem_pe_accessible(int pe)
+SHOAL_WEAK_ALIAS(shmem_pe_accessible);
+int pshmem_pe_accessible(int pe)
 {
     shoal_check_init("shmem_pe_accessible");
     return pe >= 0 && pe < shoal_rt.n_pes;
 }
 
-int shmem_addr_accessible(const void *addr, int pe)
+SHOAL_WEAK_ALIAS(shmem_addr_accessible);
+int pshmem_addr_accessible(const void *addr, int pe)
 {
     shoal_check_init("shmem_addr_accessible");
     size_t off;
     return pe >= 0 && pe < shoal_rt.n_pes && shoal_route_segment(addr, 1, &off) >= 0;
 }
 
-void *shmem_ptr(const void *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptr);
+void *pshmem_ptr(const void *dest, int pe)
 {
     shoal_check_init("shmem_ptr");
     size_t off;
@@ -150,13 +162,15 @@ void *shmem_ptr(const void *dest, int pe)
     return shoal_route_direct(seg, off, pe);
 }
 
-void shmem_info_get_version(int *major, int *minor)
+SHOAL_WEAK_ALIAS(shmem_info_get_version);
+void pshmem_info_get_version(int *major, int *minor)
 {
     if (major) *major = SHMEM_MAJOR_VERSION;
     if (minor) *minor = SHMEM_MINOR_VERSION;
 }
 
-void shmem_info_get_name(char *name)
+SHOAL_WEAK_ALIAS(shmem_info_get_name);
+void pshmem_info_get_name(char *name)
 {
     if (!name) return;
     strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
@@ -165,7 +179,8 @@ void shmem_info_get_name(char *name)
 
 /* Profiling control: Shoal has no built-in profiler, so levels only matter
  * to tools interposing the pshmem_ names; the level is accepted as given. */
-void shmem_pcontrol(int level, ...) { (void)level; }
+SHOAL_WEAK_ALIAS(shmem_pcontrol);
+void pshmem_pcontrol(int level, ...) { (void)level; }
 
 double shmemx_wtime(void)
 {

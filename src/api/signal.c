@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "api/profiling.h"
 #include "api/rma_api.h"
 #include "api/signal_api.h"
 #include "sync/backoff.h"
@@ -56,7 +57,8 @@ void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_
     signal_update(call, ctx, sig_addr, signal, sig_op, world_pe);
 }
 
-uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+SHOAL_WEAK_ALIAS(shmem_signal_fetch);
+uint64_t pshmem_signal_fetch(const uint64_t *sig_addr)
 {
     static const char *call = "shmem_signal_fetch";
     shoal_check_init(call);
@@ -73,27 +75,32 @@ static void signal_call(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, u
     signal_update(call, ctx, sig_addr, signal, sig_op, pe);
 }
 
-void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_signal_add);
+void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
 {
     signal_call("shmem_ctx_signal_add", ctx, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
 }
 
-void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_signal_set);
+void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
 {
     signal_call("shmem_ctx_signal_set", ctx, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
 }
 
-void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+SHOAL_WEAK_ALIAS(shmem_signal_add);
+void pshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
 {
     signal_call("shmem_signal_add", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
 }
 
-void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+SHOAL_WEAK_ALIAS(shmem_signal_set);
+void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
 {
     signal_call("shmem_signal_set", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
 }
 
-uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_signal_wait_until);
+uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     static const char *call = "shmem_signal_wait_until";
     shoal_check_init(call);

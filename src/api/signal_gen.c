@@ -2,679 +2,777 @@
  *
  * Typed puts with signal: put_signal, put_signal_nbi. */
 #include "api/signal_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_put_signal);
+void pshmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), sig_addr, signal, sig_op, pe,
                          "shmem_float_put_signal");
 }
 
-void shmem_double_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_put_signal);
+void pshmem_double_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), sig_addr, signal, sig_op,
                          pe, "shmem_double_put_signal");
 }
 
-void shmem_longdouble_put_signal(long double *dest, const long double *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_put_signal);
+void pshmem_longdouble_put_signal(long double *dest, const long double *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), sig_addr, signal,
                          sig_op, pe, "shmem_longdouble_put_signal");
 }
 
-void shmem_char_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                           int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_put_signal);
+void pshmem_char_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), sig_addr, signal, sig_op, pe,
                          "shmem_char_put_signal");
 }
 
-void shmem_schar_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_put_signal);
+void pshmem_schar_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), sig_addr, signal,
                          sig_op, pe, "shmem_schar_put_signal");
 }
 
-void shmem_short_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_put_signal);
+void pshmem_short_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), sig_addr, signal, sig_op, pe,
                          "shmem_short_put_signal");
 }
 
-void shmem_int_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                          int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_put_signal);
+void pshmem_int_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                           int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), sig_addr, signal, sig_op, pe,
                          "shmem_int_put_signal");
 }
 
-void shmem_long_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                           int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_put_signal);
+void pshmem_long_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), sig_addr, signal, sig_op, pe,
                          "shmem_long_put_signal");
 }
 
-void shmem_longlong_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr,
-                               uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_put_signal);
+void pshmem_longlong_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr,
+                                uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), sig_addr, signal, sig_op,
                          pe, "shmem_longlong_put_signal");
 }
 
-void shmem_uchar_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems,
-                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_put_signal);
+void pshmem_uchar_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), sig_addr, signal,
                          sig_op, pe, "shmem_uchar_put_signal");
 }
 
-void shmem_ushort_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems,
-                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_put_signal);
+void pshmem_ushort_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems,
+                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), sig_addr, signal,
                          sig_op, pe, "shmem_ushort_put_signal");
 }
 
-void shmem_uint_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr,
-                           uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_put_signal);
+void pshmem_uint_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), sig_addr, signal,
                          sig_op, pe, "shmem_uint_put_signal");
 }
 
-void shmem_ulong_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems,
-                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_put_signal);
+void pshmem_ulong_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), sig_addr, signal,
                          sig_op, pe, "shmem_ulong_put_signal");
 }
 
-void shmem_ulonglong_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_put_signal);
+void pshmem_ulonglong_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), sig_addr,
                          signal, sig_op, pe, "shmem_ulonglong_put_signal");
 }
 
-void shmem_int8_put_signal(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr,
-                           uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_put_signal);
+void pshmem_int8_put_signal(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), sig_addr, signal, sig_op,
                          pe, "shmem_int8_put_signal");
 }
 
-void shmem_int16_put_signal(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_put_signal);
+void pshmem_int16_put_signal(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), sig_addr, signal, sig_op,
                          pe, "shmem_int16_put_signal");
 }
 
-void shmem_int32_put_signal(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_put_signal);
+void pshmem_int32_put_signal(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), sig_addr, signal, sig_op,
                          pe, "shmem_int32_put_signal");
 }
 
-void shmem_int64_put_signal(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_put_signal);
+void pshmem_int64_put_signal(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), sig_addr, signal, sig_op,
                          pe, "shmem_int64_put_signal");
 }
 
-void shmem_uint8_put_signal(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_put_signal);
+void pshmem_uint8_put_signal(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint8_put_signal");
 }
 
-void shmem_uint16_put_signal(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_put_signal);
+void pshmem_uint16_put_signal(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint16_put_signal");
 }
 
-void shmem_uint32_put_signal(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_put_signal);
+void pshmem_uint32_put_signal(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint32_put_signal");
 }
 
-void shmem_uint64_put_signal(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_put_signal);
+void pshmem_uint64_put_signal(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint64_put_signal");
 }
 
-void shmem_size_put_signal(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr,
-                           uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_put_signal);
+void pshmem_size_put_signal(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), sig_addr, signal, sig_op,
                          pe, "shmem_size_put_signal");
 }
 
-void shmem_ptrdiff_put_signal(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr,
-                              uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_put_signal);
+void pshmem_ptrdiff_put_signal(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr,
+                               uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), sig_addr, signal, sig_op,
                          pe, "shmem_ptrdiff_put_signal");
 }
 
-void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_put_signal);
+void pshmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(float), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_float_put_signal");
 }
 
-void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_put_signal);
+void pshmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(double), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_double_put_signal");
 }
 
-void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source,
-                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_put_signal);
+void pshmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source,
+                                      size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long double), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_longdouble_put_signal");
 }
 
-void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_put_signal);
+void pshmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_char_put_signal");
 }
 
-void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_put_signal);
+void pshmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(signed char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_schar_put_signal");
 }
 
-void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_put_signal);
+void pshmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(short), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_short_put_signal");
 }
 
-void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems,
-                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_put_signal);
+void pshmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems,
+                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int_put_signal");
 }
 
-void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_put_signal);
+void pshmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_long_put_signal");
 }
 
-void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_put_signal);
+void pshmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_longlong_put_signal");
 }
 
-void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
-                                size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_put_signal);
+void pshmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
+                                 size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uchar_put_signal");
 }
 
-void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                                 size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_put_signal);
+void pshmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                                  size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned short), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ushort_put_signal");
 }
 
-void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_put_signal);
+void pshmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source,
+                                size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned int), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint_put_signal");
 }
 
-void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
-                                size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_put_signal);
+void pshmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
+                                 size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ulong_put_signal");
 }
 
-void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest,
-                                    const unsigned long long *source, size_t nelems, uint64_t *sig_addr,
-                                    uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_put_signal);
+void pshmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest,
+                                     const unsigned long long *source, size_t nelems, uint64_t *sig_addr,
+                                     uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned long long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ulonglong_put_signal");
 }
 
-void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_put_signal);
+void pshmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int8_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int8_put_signal");
 }
 
-void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_put_signal);
+void pshmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int16_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int16_put_signal");
 }
 
-void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_put_signal);
+void pshmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int32_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int32_put_signal");
 }
 
-void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_put_signal);
+void pshmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int64_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int64_put_signal");
 }
 
-void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_put_signal);
+void pshmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint8_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint8_put_signal");
 }
 
-void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_put_signal);
+void pshmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint16_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint16_put_signal");
 }
 
-void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_put_signal);
+void pshmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint32_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint32_put_signal");
 }
 
-void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_put_signal);
+void pshmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint64_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint64_put_signal");
 }
 
-void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_put_signal);
+void pshmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(size_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_size_put_signal");
 }
 
-void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
-                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_put_signal);
+void pshmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
+                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ptrdiff_put_signal");
 }
 
-void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_float_put_signal_nbi);
+void pshmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(float), sig_addr, signal, sig_op, pe,
                          "shmem_float_put_signal_nbi");
 }
 
-void shmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr,
-                                 uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_double_put_signal_nbi);
+void pshmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(double), sig_addr, signal, sig_op,
                          pe, "shmem_double_put_signal_nbi");
 }
 
-void shmem_longdouble_put_signal_nbi(long double *dest, const long double *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_longdouble_put_signal_nbi);
+void pshmem_longdouble_put_signal_nbi(long double *dest, const long double *source, size_t nelems,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long double), sig_addr, signal,
                          sig_op, pe, "shmem_longdouble_put_signal_nbi");
 }
 
-void shmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr,
-                               uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_char_put_signal_nbi);
+void pshmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr,
+                                uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(char), sig_addr, signal, sig_op, pe,
                          "shmem_char_put_signal_nbi");
 }
 
-void shmem_schar_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_schar_put_signal_nbi);
+void pshmem_schar_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(signed char), sig_addr, signal,
                          sig_op, pe, "shmem_schar_put_signal_nbi");
 }
 
-void shmem_short_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_short_put_signal_nbi);
+void pshmem_short_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(short), sig_addr, signal, sig_op, pe,
                          "shmem_short_put_signal_nbi");
 }
 
-void shmem_int_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr,
-                              uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int_put_signal_nbi);
+void pshmem_int_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr,
+                               uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int), sig_addr, signal, sig_op, pe,
                          "shmem_int_put_signal_nbi");
 }
 
-void shmem_long_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr,
-                               uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_long_put_signal_nbi);
+void pshmem_long_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr,
+                                uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long), sig_addr, signal, sig_op, pe,
                          "shmem_long_put_signal_nbi");
 }
 
-void shmem_longlong_put_signal_nbi(long long *dest, const long long *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_longlong_put_signal_nbi);
+void pshmem_longlong_put_signal_nbi(long long *dest, const long long *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(long long), sig_addr, signal, sig_op,
                          pe, "shmem_longlong_put_signal_nbi");
 }
 
-void shmem_uchar_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uchar_put_signal_nbi);
+void pshmem_uchar_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned char), sig_addr, signal,
                          sig_op, pe, "shmem_uchar_put_signal_nbi");
 }
 
-void shmem_ushort_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ushort_put_signal_nbi);
+void pshmem_ushort_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned short), sig_addr, signal,
                          sig_op, pe, "shmem_ushort_put_signal_nbi");
 }
 
-void shmem_uint_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint_put_signal_nbi);
+void pshmem_uint_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned int), sig_addr, signal,
                          sig_op, pe, "shmem_uint_put_signal_nbi");
 }
 
-void shmem_ulong_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulong_put_signal_nbi);
+void pshmem_ulong_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long), sig_addr, signal,
                          sig_op, pe, "shmem_ulong_put_signal_nbi");
 }
 
-void shmem_ulonglong_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_put_signal_nbi);
+void pshmem_ulonglong_put_signal_nbi(unsigned long long *dest, const unsigned long long *source,
+                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(unsigned long long), sig_addr,
                          signal, sig_op, pe, "shmem_ulonglong_put_signal_nbi");
 }
 
-void shmem_int8_put_signal_nbi(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr,
-                               uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int8_put_signal_nbi);
+void pshmem_int8_put_signal_nbi(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr,
+                                uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int8_t), sig_addr, signal, sig_op,
                          pe, "shmem_int8_put_signal_nbi");
 }
 
-void shmem_int16_put_signal_nbi(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int16_put_signal_nbi);
+void pshmem_int16_put_signal_nbi(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int16_t), sig_addr, signal, sig_op,
                          pe, "shmem_int16_put_signal_nbi");
 }
 
-void shmem_int32_put_signal_nbi(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int32_put_signal_nbi);
+void pshmem_int32_put_signal_nbi(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int32_t), sig_addr, signal, sig_op,
                          pe, "shmem_int32_put_signal_nbi");
 }
 
-void shmem_int64_put_signal_nbi(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_int64_put_signal_nbi);
+void pshmem_int64_put_signal_nbi(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(int64_t), sig_addr, signal, sig_op,
                          pe, "shmem_int64_put_signal_nbi");
 }
 
-void shmem_uint8_put_signal_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr,
-                                uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint8_put_signal_nbi);
+void pshmem_uint8_put_signal_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr,
+                                 uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint8_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint8_put_signal_nbi");
 }
 
-void shmem_uint16_put_signal_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr,
-                                 uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint16_put_signal_nbi);
+void pshmem_uint16_put_signal_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint16_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint16_put_signal_nbi");
 }
 
-void shmem_uint32_put_signal_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr,
-                                 uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint32_put_signal_nbi);
+void pshmem_uint32_put_signal_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint32_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint32_put_signal_nbi");
 }
 
-void shmem_uint64_put_signal_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr,
-                                 uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_uint64_put_signal_nbi);
+void pshmem_uint64_put_signal_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(uint64_t), sig_addr, signal, sig_op,
                          pe, "shmem_uint64_put_signal_nbi");
 }
 
-void shmem_size_put_signal_nbi(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr,
-                               uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_size_put_signal_nbi);
+void pshmem_size_put_signal_nbi(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr,
+                                uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(size_t), sig_addr, signal, sig_op,
                          pe, "shmem_size_put_signal_nbi");
 }
 
-void shmem_ptrdiff_put_signal_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr,
-                                  uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_put_signal_nbi);
+void pshmem_ptrdiff_put_signal_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems,
+                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, sizeof(ptrdiff_t), sig_addr, signal, sig_op,
                          pe, "shmem_ptrdiff_put_signal_nbi");
 }
 
-void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_float_put_signal_nbi);
+void pshmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(float), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_float_put_signal_nbi");
 }
 
-void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_double_put_signal_nbi);
+void pshmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(double), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_double_put_signal_nbi");
 }
 
-void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
-                                         size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op,
-                                         int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longdouble_put_signal_nbi);
+void pshmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source,
+                                          size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                          int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long double), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_longdouble_put_signal_nbi");
 }
 
-void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_char_put_signal_nbi);
+void pshmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_char_put_signal_nbi");
 }
 
-void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source,
-                                    size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_schar_put_signal_nbi);
+void pshmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source,
+                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(signed char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_schar_put_signal_nbi");
 }
 
-void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_short_put_signal_nbi);
+void pshmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(short), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_short_put_signal_nbi");
 }
 
-void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems,
-                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int_put_signal_nbi);
+void pshmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems,
+                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int_put_signal_nbi");
 }
 
-void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_long_put_signal_nbi);
+void pshmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_long_put_signal_nbi");
 }
 
-void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source,
-                                       size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_longlong_put_signal_nbi);
+void pshmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source,
+                                        size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                        int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(long long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_longlong_put_signal_nbi");
 }
 
-void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
-                                    size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uchar_put_signal_nbi);
+void pshmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source,
+                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned char), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uchar_put_signal_nbi");
 }
 
-void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
-                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ushort_put_signal_nbi);
+void pshmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source,
+                                      size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned short), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ushort_put_signal_nbi");
 }
 
-void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source,
-                                   size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint_put_signal_nbi);
+void pshmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source,
+                                    size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned int), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint_put_signal_nbi");
 }
 
-void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
-                                    size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulong_put_signal_nbi);
+void pshmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source,
+                                     size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ulong_put_signal_nbi");
 }
 
-void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest,
-                                        const unsigned long long *source, size_t nelems, uint64_t *sig_addr,
-                                        uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ulonglong_put_signal_nbi);
+void pshmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest,
+                                         const unsigned long long *source, size_t nelems, uint64_t *sig_addr,
+                                         uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(unsigned long long), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ulonglong_put_signal_nbi");
 }
 
-void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int8_put_signal_nbi);
+void pshmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int8_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int8_put_signal_nbi");
 }
 
-void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int16_put_signal_nbi);
+void pshmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int16_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int16_put_signal_nbi");
 }
 
-void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int32_put_signal_nbi);
+void pshmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int32_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int32_put_signal_nbi");
 }
 
-void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_int64_put_signal_nbi);
+void pshmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(int64_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_int64_put_signal_nbi");
 }
 
-void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems,
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint8_put_signal_nbi);
+void pshmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems,
+                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint8_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint8_put_signal_nbi");
 }
 
-void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint16_put_signal_nbi);
+void pshmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint16_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint16_put_signal_nbi");
 }
 
-void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint32_put_signal_nbi);
+void pshmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint32_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint32_put_signal_nbi");
 }
 
-void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_uint64_put_signal_nbi);
+void pshmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(uint64_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_uint64_put_signal_nbi");
 }
 
-void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems,
-                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_size_put_signal_nbi);
+void pshmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(size_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_size_put_signal_nbi");
 }
 
-void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source,
-                                      size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_ptrdiff_put_signal_nbi);
+void pshmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source,
+                                       size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe,
                          "shmem_ctx_ptrdiff_put_signal_nbi");

@@ -2,171 +2,196 @@
  *
  * Sized (8..128 bits) and mem (bytes) puts with signal. */
 #include "api/signal_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_put8_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                       int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put8_signal);
+void pshmem_put8_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                        int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_put8_signal");
 }
 
-void shmem_put16_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                        int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put16_signal);
+void pshmem_put16_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                         int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, sig_addr, signal, sig_op, pe,
                          "shmem_put16_signal");
 }
 
-void shmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                        int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put32_signal);
+void pshmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                         int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, sig_addr, signal, sig_op, pe,
                          "shmem_put32_signal");
 }
 
-void shmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                        int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put64_signal);
+void pshmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                         int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, sig_addr, signal, sig_op, pe,
                          "shmem_put64_signal");
 }
 
-void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                         int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put128_signal);
+void pshmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                          int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, sig_addr, signal, sig_op, pe,
                          "shmem_put128_signal");
 }
 
-void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                         int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_putmem_signal);
+void pshmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                          int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_putmem_signal");
 }
 
-void shmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                           uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put8_signal);
+void pshmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 1, sig_addr, signal, sig_op, pe, "shmem_ctx_put8_signal");
 }
 
-void shmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put16_signal);
+void pshmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 2, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put16_signal");
 }
 
-void shmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put32_signal);
+void pshmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 4, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put32_signal");
 }
 
-void shmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put64_signal);
+void pshmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 8, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put64_signal");
 }
 
-void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put128_signal);
+void pshmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 16, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put128_signal");
 }
 
-void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_putmem_signal);
+void pshmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                              uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_putmem_signal");
 }
 
-void shmem_put8_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                           int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put8_signal_nbi);
+void pshmem_put8_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                            uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_put8_signal_nbi");
 }
 
-void shmem_put16_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put16_signal_nbi);
+void pshmem_put16_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 2, sig_addr, signal, sig_op, pe,
                          "shmem_put16_signal_nbi");
 }
 
-void shmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put32_signal_nbi);
+void pshmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 4, sig_addr, signal, sig_op, pe,
                          "shmem_put32_signal_nbi");
 }
 
-void shmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                            uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put64_signal_nbi);
+void pshmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                             uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 8, sig_addr, signal, sig_op, pe,
                          "shmem_put64_signal_nbi");
 }
 
-void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_put128_signal_nbi);
+void pshmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 16, sig_addr, signal, sig_op, pe,
                          "shmem_put128_signal_nbi");
 }
 
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
-                             uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_putmem_signal_nbi);
+void pshmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                              uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_putmem_signal_nbi");
 }
 
-void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                               uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put8_signal_nbi);
+void pshmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put8_signal_nbi");
 }
 
-void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put16_signal_nbi);
+void pshmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 2, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put16_signal_nbi");
 }
 
-void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put32_signal_nbi);
+void pshmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 4, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put32_signal_nbi");
 }
 
-void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put64_signal_nbi);
+void pshmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 8, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put64_signal_nbi");
 }
 
-void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_put128_signal_nbi);
+void pshmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 16, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_put128_signal_nbi");
 }
 
-void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
-                                 uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+SHOAL_WEAK_ALIAS(shmem_ctx_putmem_signal_nbi);
+void pshmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     shoal_api_put_signal(ctx, dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
                          "shmem_ctx_putmem_signal_nbi");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "api/profiling.h"
 #include "core/internal.h"
 #include "sync/group.h"
 #include "util/log.h"
@@ -132,8 +133,9 @@ static int triplet_valid(int n, int start, int stride, int size)
     return last >= 0 && last < n;
 }
 
-int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
-                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team_out)
+SHOAL_WEAK_ALIAS(shmem_team_split_strided);
+int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                              const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team_out)
 {
     static const char *call = "shmem_team_split_strided";
     shoal_check_init(call);
@@ -160,9 +162,10 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     return make_teams(call, parent, 1, &g, valid, new_team_out);
 }
 
-int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
-                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
-                        long yaxis_mask, shmem_team_t *yaxis_team)
+SHOAL_WEAK_ALIAS(shmem_team_split_2d);
+int pshmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                         long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                         long yaxis_mask, shmem_team_t *yaxis_team)
 {
     static const char *call = "shmem_team_split_2d";
     shoal_check_init(call);
@@ -193,7 +196,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     return st;
 }
 
-void shmem_team_destroy(shmem_team_t team)
+SHOAL_WEAK_ALIAS(shmem_team_destroy);
+void pshmem_team_destroy(shmem_team_t team)
 {
     static const char *call = "shmem_team_destroy";
     shoal_check_init(call);
@@ -201,7 +205,7 @@ void shmem_team_destroy(shmem_team_t team)
     if (!t) return;
     if (t->predefined) shoal_api_fail(call, "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");
     /* Contexts made from the team go with it. */
-    while (t->ctx_list) shmem_ctx_destroy(t->ctx_list);
+    while (t->ctx_list) pshmem_ctx_destroy(t->ctx_list);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_rt.transport->quiet(NULL);
@@ -212,21 +216,24 @@ void shmem_team_destroy(shmem_team_t team)
     free(t);
 }
 
-int shmem_team_my_pe(shmem_team_t team)
+SHOAL_WEAK_ALIAS(shmem_team_my_pe);
+int pshmem_team_my_pe(shmem_team_t team)
 {
     shoal_check_init("shmem_team_my_pe");
     struct shoal_team *t = check_team("shmem_team_my_pe", team);
     return t ? t->my_rank : -1;
 }
 
-int shmem_team_n_pes(shmem_team_t team)
+SHOAL_WEAK_ALIAS(shmem_team_n_pes);
+int pshmem_team_n_pes(shmem_team_t team)
 {
     shoal_check_init("shmem_team_n_pes");
     struct shoal_team *t = check_team("shmem_team_n_pes", team);
     return t ? t->size : -1;
 }
 
-int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+SHOAL_WEAK_ALIAS(shmem_team_get_config);
+int pshmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
 {
     static const char *call = "shmem_team_get_config";
     shoal_check_init(call);
@@ -239,7 +246,8 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
     return 0;
 }
 
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+SHOAL_WEAK_ALIAS(shmem_team_translate_pe);
+int pshmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
     static const char *call = "shmem_team_translate_pe";
     shoal_check_init(call);
@@ -248,11 +256,12 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
     return shoal_team_rank_of(dst, shoal_team_world_pe(src, src_pe));
 }
 
-void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+SHOAL_WEAK_ALIAS(shmem_team_ptr);
+void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 {
     static const char *call = "shmem_team_ptr";
     shoal_check_init(call);
     struct shoal_team *t = check_team(call, team);
     if (!t || pe < 0 || pe >= t->size) return NULL;
-    return shmem_ptr(dest, shoal_team_world_pe(t, pe));
+    return pshmem_ptr(dest, shoal_team_world_pe(t, pe));
 }

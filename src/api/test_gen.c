@@ -2,638 +2,738 @@
  *
  * Point-to-point tests: test and its all/any/some/vector forms. */
 #include "api/wait_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-int shmem_short_test(short *ivar, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_test);
+int pshmem_short_test(short *ivar, int cmp, short cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value, "shmem_short_test");
 }
 
-int shmem_int_test(int *ivar, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_test);
+int pshmem_int_test(int *ivar, int cmp, int cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, "shmem_int_test");
 }
 
-int shmem_long_test(long *ivar, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_test);
+int pshmem_long_test(long *ivar, int cmp, long cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, "shmem_long_test");
 }
 
-int shmem_longlong_test(long long *ivar, int cmp, long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_test);
+int pshmem_longlong_test(long long *ivar, int cmp, long long cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value, "shmem_longlong_test");
 }
 
-int shmem_ushort_test(unsigned short *ivar, int cmp, unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_test);
+int pshmem_ushort_test(unsigned short *ivar, int cmp, unsigned short cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(unsigned short), 0), cmp, &cmp_value, "shmem_ushort_test");
 }
 
-int shmem_uint_test(unsigned int *ivar, int cmp, unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_test);
+int pshmem_uint_test(unsigned int *ivar, int cmp, unsigned int cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(unsigned int), 0), cmp, &cmp_value, "shmem_uint_test");
 }
 
-int shmem_ulong_test(unsigned long *ivar, int cmp, unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_test);
+int pshmem_ulong_test(unsigned long *ivar, int cmp, unsigned long cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(unsigned long), 0), cmp, &cmp_value, "shmem_ulong_test");
 }
 
-int shmem_ulonglong_test(unsigned long long *ivar, int cmp, unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test);
+int pshmem_ulonglong_test(unsigned long long *ivar, int cmp, unsigned long long cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(unsigned long long), 0), cmp, &cmp_value,
                           "shmem_ulonglong_test");
 }
 
-int shmem_int32_test(int32_t *ivar, int cmp, int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_test);
+int pshmem_int32_test(int32_t *ivar, int cmp, int32_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value, "shmem_int32_test");
 }
 
-int shmem_int64_test(int64_t *ivar, int cmp, int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_test);
+int pshmem_int64_test(int64_t *ivar, int cmp, int64_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value, "shmem_int64_test");
 }
 
-int shmem_uint32_test(uint32_t *ivar, int cmp, uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_test);
+int pshmem_uint32_test(uint32_t *ivar, int cmp, uint32_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value, "shmem_uint32_test");
 }
 
-int shmem_uint64_test(uint64_t *ivar, int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_test);
+int pshmem_uint64_test(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value, "shmem_uint64_test");
 }
 
-int shmem_size_test(size_t *ivar, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_test);
+int pshmem_size_test(size_t *ivar, int cmp, size_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value, "shmem_size_test");
 }
 
-int shmem_ptrdiff_test(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test);
+int pshmem_ptrdiff_test(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
 {
     return shoal_api_test(ivar, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value, "shmem_ptrdiff_test");
 }
 
-int shmem_short_test_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_test_all);
+int pshmem_short_test_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value, NULL,
                               "shmem_short_test_all");
 }
 
-int shmem_int_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_test_all);
+int pshmem_int_test_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, NULL,
                               "shmem_int_test_all");
 }
 
-int shmem_long_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_test_all);
+int pshmem_long_test_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, NULL,
                               "shmem_long_test_all");
 }
 
-int shmem_longlong_test_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_all);
+int pshmem_longlong_test_all(long long *ivars, size_t nelems, const int *status, int cmp, long long cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value, NULL,
                               "shmem_longlong_test_all");
 }
 
-int shmem_ushort_test_all(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                          unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_all);
+int pshmem_ushort_test_all(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                           unsigned short cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, &cmp_value,
                               NULL, "shmem_ushort_test_all");
 }
 
-int shmem_uint_test_all(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                        unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_test_all);
+int pshmem_uint_test_all(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                         unsigned int cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, &cmp_value,
                               NULL, "shmem_uint_test_all");
 }
 
-int shmem_ulong_test_all(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                         unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_all);
+int pshmem_ulong_test_all(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                          unsigned long cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, &cmp_value,
                               NULL, "shmem_ulong_test_all");
 }
 
-int shmem_ulonglong_test_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                             unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_all);
+int pshmem_ulonglong_test_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                              unsigned long long cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                               &cmp_value, NULL, "shmem_ulonglong_test_all");
 }
 
-int shmem_int32_test_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_test_all);
+int pshmem_int32_test_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value, NULL,
                               "shmem_int32_test_all");
 }
 
-int shmem_int64_test_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_test_all);
+int pshmem_int64_test_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value, NULL,
                               "shmem_int64_test_all");
 }
 
-int shmem_uint32_test_all(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_all);
+int pshmem_uint32_test_all(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value, NULL,
                               "shmem_uint32_test_all");
 }
 
-int shmem_uint64_test_all(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_all);
+int pshmem_uint64_test_all(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value, NULL,
                               "shmem_uint64_test_all");
 }
 
-int shmem_size_test_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_test_all);
+int pshmem_size_test_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value, NULL,
                               "shmem_size_test_all");
 }
 
-int shmem_ptrdiff_test_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_all);
+int pshmem_ptrdiff_test_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t cmp_value)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value, NULL,
                               "shmem_ptrdiff_test_all");
 }
 
-size_t shmem_short_test_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_test_any);
+size_t pshmem_short_test_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value, NULL,
                               "shmem_short_test_any");
 }
 
-size_t shmem_int_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_test_any);
+size_t pshmem_int_test_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, NULL,
                               "shmem_int_test_any");
 }
 
-size_t shmem_long_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_test_any);
+size_t pshmem_long_test_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, NULL,
                               "shmem_long_test_any");
 }
 
-size_t shmem_longlong_test_any(long long *ivars, size_t nelems, const int *status, int cmp,
-                               long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_any);
+size_t pshmem_longlong_test_any(long long *ivars, size_t nelems, const int *status, int cmp,
+                                long long cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value, NULL,
                               "shmem_longlong_test_any");
 }
 
-size_t shmem_ushort_test_any(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                             unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_any);
+size_t pshmem_ushort_test_any(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                              unsigned short cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, &cmp_value,
                               NULL, "shmem_ushort_test_any");
 }
 
-size_t shmem_uint_test_any(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                           unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_test_any);
+size_t pshmem_uint_test_any(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                            unsigned int cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, &cmp_value,
                               NULL, "shmem_uint_test_any");
 }
 
-size_t shmem_ulong_test_any(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                            unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_any);
+size_t pshmem_ulong_test_any(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                             unsigned long cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, &cmp_value,
                               NULL, "shmem_ulong_test_any");
 }
 
-size_t shmem_ulonglong_test_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                                unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_any);
+size_t pshmem_ulonglong_test_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                                 unsigned long long cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                               &cmp_value, NULL, "shmem_ulonglong_test_any");
 }
 
-size_t shmem_int32_test_any(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_test_any);
+size_t pshmem_int32_test_any(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value, NULL,
                               "shmem_int32_test_any");
 }
 
-size_t shmem_int64_test_any(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_test_any);
+size_t pshmem_int64_test_any(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value, NULL,
                               "shmem_int64_test_any");
 }
 
-size_t shmem_uint32_test_any(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_any);
+size_t pshmem_uint32_test_any(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value, NULL,
                               "shmem_uint32_test_any");
 }
 
-size_t shmem_uint64_test_any(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_any);
+size_t pshmem_uint64_test_any(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value, NULL,
                               "shmem_uint64_test_any");
 }
 
-size_t shmem_size_test_any(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_test_any);
+size_t pshmem_size_test_any(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value, NULL,
                               "shmem_size_test_any");
 }
 
-size_t shmem_ptrdiff_test_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                              ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_any);
+size_t pshmem_ptrdiff_test_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                               ptrdiff_t cmp_value)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value, NULL,
                               "shmem_ptrdiff_test_any");
 }
 
-size_t shmem_short_test_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                             short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_test_some);
+size_t pshmem_short_test_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                              short cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value,
                                NULL, "shmem_short_test_some");
 }
 
-size_t shmem_int_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                           int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_test_some);
+size_t pshmem_int_test_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                            int cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value,
                                NULL, "shmem_int_test_some");
 }
 
-size_t shmem_long_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                            long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_test_some);
+size_t pshmem_long_test_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                             long cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value,
                                NULL, "shmem_long_test_some");
 }
 
-size_t shmem_longlong_test_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_some);
+size_t pshmem_longlong_test_some(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                 long long cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long long), 1), cmp,
                                &cmp_value, NULL, "shmem_longlong_test_some");
 }
 
-size_t shmem_ushort_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status,
-                              int cmp, unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_some);
+size_t pshmem_ushort_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status,
+                               int cmp, unsigned short cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp,
                                &cmp_value, NULL, "shmem_ushort_test_some");
 }
 
-size_t shmem_uint_test_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                            unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_test_some);
+size_t pshmem_uint_test_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                             unsigned int cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp,
                                &cmp_value, NULL, "shmem_uint_test_some");
 }
 
-size_t shmem_ulong_test_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                             unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_some);
+size_t pshmem_ulong_test_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status,
+                              int cmp, unsigned long cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp,
                                &cmp_value, NULL, "shmem_ulong_test_some");
 }
 
-size_t shmem_ulonglong_test_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status,
-                                 int cmp, unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_some);
+size_t pshmem_ulonglong_test_some(unsigned long long *ivars, size_t nelems, size_t *indices,
+                                  const int *status, int cmp, unsigned long long cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                                &cmp_value, NULL, "shmem_ulonglong_test_some");
 }
 
-size_t shmem_int32_test_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                             int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_test_some);
+size_t pshmem_int32_test_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                              int32_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int32_t), 1), cmp,
                                &cmp_value, NULL, "shmem_int32_test_some");
 }
 
-size_t shmem_int64_test_some(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                             int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_test_some);
+size_t pshmem_int64_test_some(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                              int64_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int64_t), 1), cmp,
                                &cmp_value, NULL, "shmem_int64_test_some");
 }
 
-size_t shmem_uint32_test_some(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                              uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_some);
+size_t pshmem_uint32_test_some(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                               uint32_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp,
                                &cmp_value, NULL, "shmem_uint32_test_some");
 }
 
-size_t shmem_uint64_test_some(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                              uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_some);
+size_t pshmem_uint64_test_some(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                               uint64_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp,
                                &cmp_value, NULL, "shmem_uint64_test_some");
 }
 
-size_t shmem_size_test_some(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                            size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_test_some);
+size_t pshmem_size_test_some(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                             size_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value,
                                NULL, "shmem_size_test_some");
 }
 
-size_t shmem_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                               ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_some);
+size_t pshmem_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                ptrdiff_t cmp_value)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp,
                                &cmp_value, NULL, "shmem_ptrdiff_test_some");
 }
 
-int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_test_all_vector);
+int pshmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL, cmp_values,
                               "shmem_short_test_all_vector");
 }
 
-int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_test_all_vector);
+int pshmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL, cmp_values,
                               "shmem_int_test_all_vector");
 }
 
-int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_test_all_vector);
+int pshmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL, cmp_values,
                               "shmem_long_test_all_vector");
 }
 
-int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp,
-                                   long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_all_vector);
+int pshmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp,
+                                    long long *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, NULL, cmp_values,
                               "shmem_longlong_test_all_vector");
 }
 
-int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                 unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_all_vector);
+int pshmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                  unsigned short *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, NULL,
                               cmp_values, "shmem_ushort_test_all_vector");
 }
 
-int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                               unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_test_all_vector);
+int pshmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                unsigned int *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, NULL,
                               cmp_values, "shmem_uint_test_all_vector");
 }
 
-int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_all_vector);
+int pshmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                 unsigned long *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, NULL,
                               cmp_values, "shmem_ulong_test_all_vector");
 }
 
-int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                                    unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_all_vector);
+int pshmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                                     unsigned long long *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp, NULL,
                               cmp_values, "shmem_ulonglong_test_all_vector");
 }
 
-int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
-                                int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_test_all_vector);
+int pshmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
+                                 int32_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, NULL, cmp_values,
                               "shmem_int32_test_all_vector");
 }
 
-int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
-                                int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_test_all_vector);
+int pshmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
+                                 int64_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, NULL, cmp_values,
                               "shmem_int64_test_all_vector");
 }
 
-int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                 uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_all_vector);
+int pshmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                  uint32_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, NULL, cmp_values,
                               "shmem_uint32_test_all_vector");
 }
 
-int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                 uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_all_vector);
+int pshmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                  uint64_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, NULL, cmp_values,
                               "shmem_uint64_test_all_vector");
 }
 
-int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_test_all_vector);
+int pshmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL, cmp_values,
                               "shmem_size_test_all_vector");
 }
 
-int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                  ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_all_vector);
+int pshmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                   ptrdiff_t *cmp_values)
 {
     return shoal_api_test_all(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, NULL, cmp_values,
                               "shmem_ptrdiff_test_all_vector");
 }
 
-size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_test_any_vector);
+size_t pshmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp,
+                                    short *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL, cmp_values,
                               "shmem_short_test_any_vector");
 }
 
-size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_test_any_vector);
+size_t pshmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL, cmp_values,
                               "shmem_int_test_any_vector");
 }
 
-size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_test_any_vector);
+size_t pshmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL, cmp_values,
                               "shmem_long_test_any_vector");
 }
 
-size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp,
-                                      long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_any_vector);
+size_t pshmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp,
+                                       long long *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, NULL, cmp_values,
                               "shmem_longlong_test_any_vector");
 }
 
-size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                    unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_any_vector);
+size_t pshmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                     unsigned short *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, NULL,
                               cmp_values, "shmem_ushort_test_any_vector");
 }
 
-size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                                  unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_test_any_vector);
+size_t pshmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                   unsigned int *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, NULL,
                               cmp_values, "shmem_uint_test_any_vector");
 }
 
-size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                   unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_any_vector);
+size_t pshmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                    unsigned long *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, NULL,
                               cmp_values, "shmem_ulong_test_any_vector");
 }
 
-size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                                       unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_any_vector);
+size_t pshmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                                        unsigned long long *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp, NULL,
                               cmp_values, "shmem_ulonglong_test_any_vector");
 }
 
-size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
-                                   int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_test_any_vector);
+size_t pshmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
+                                    int32_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, NULL, cmp_values,
                               "shmem_int32_test_any_vector");
 }
 
-size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
-                                   int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_test_any_vector);
+size_t pshmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
+                                    int64_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, NULL, cmp_values,
                               "shmem_int64_test_any_vector");
 }
 
-size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                    uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_any_vector);
+size_t pshmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                     uint32_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, NULL, cmp_values,
                               "shmem_uint32_test_any_vector");
 }
 
-size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                    uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_any_vector);
+size_t pshmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                     uint64_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, NULL, cmp_values,
                               "shmem_uint64_test_any_vector");
 }
 
-size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
-                                  size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_test_any_vector);
+size_t pshmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
+                                   size_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL, cmp_values,
                               "shmem_size_test_any_vector");
 }
 
-size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                     ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_any_vector);
+size_t pshmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                      ptrdiff_t *cmp_values)
 {
     return shoal_api_test_any(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, NULL, cmp_values,
                               "shmem_ptrdiff_test_any_vector");
 }
 
-size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                    short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_test_some_vector);
+size_t pshmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                     short *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL,
                                cmp_values, "shmem_short_test_some_vector");
 }
 
-size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                  int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_test_some_vector);
+size_t pshmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                   int *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL,
                                cmp_values, "shmem_int_test_some_vector");
 }
 
-size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                   long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_test_some_vector);
+size_t pshmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                    long *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL,
                                cmp_values, "shmem_long_test_some_vector");
 }
 
-size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status,
-                                       int cmp, long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_test_some_vector);
+size_t pshmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status,
+                                        int cmp, long long *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long long), 1), cmp, NULL,
                                cmp_values, "shmem_longlong_test_some_vector");
 }
 
-size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status,
-                                     int cmp, unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_test_some_vector);
+size_t pshmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices,
+                                      const int *status, int cmp, unsigned short *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp,
                                NULL, cmp_values, "shmem_ushort_test_some_vector");
 }
 
-size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status,
-                                   int cmp, unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_test_some_vector);
+size_t pshmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status,
+                                    int cmp, unsigned int *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, NULL,
                                cmp_values, "shmem_uint_test_some_vector");
 }
 
-size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_test_some_vector);
+size_t pshmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, unsigned long *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp,
                                NULL, cmp_values, "shmem_ulong_test_some_vector");
 }
 
-size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices,
-                                        const int *status, int cmp, unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_test_some_vector);
+size_t pshmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices,
+                                         const int *status, int cmp, unsigned long long *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                                NULL, cmp_values, "shmem_ulonglong_test_some_vector");
 }
 
-size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_test_some_vector);
+size_t pshmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, int32_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, NULL,
                                cmp_values, "shmem_int32_test_some_vector");
 }
 
-size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_test_some_vector);
+size_t pshmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, int64_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, NULL,
                                cmp_values, "shmem_int64_test_some_vector");
 }
 
-size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                     int cmp, uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_test_some_vector);
+size_t pshmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                      int cmp, uint32_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, NULL,
                                cmp_values, "shmem_uint32_test_some_vector");
 }
 
-size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                     int cmp, uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_test_some_vector);
+size_t pshmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                      int cmp, uint64_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, NULL,
                                cmp_values, "shmem_uint64_test_some_vector");
 }
 
-size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                   size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_test_some_vector);
+size_t pshmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                    size_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL,
                                cmp_values, "shmem_size_test_some_vector");
 }
 
-size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                      int cmp, ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_test_some_vector);
+size_t pshmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                       int cmp, ptrdiff_t *cmp_values)
 {
     return shoal_api_test_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, NULL,
                                cmp_values, "shmem_ptrdiff_test_some_vector");

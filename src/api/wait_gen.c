@@ -2,677 +2,781 @@
  *
  * Point-to-point waits: wait_until and its all/any/some/vector forms, and the deprecated wait. */
 #include "api/wait_api.h"
+#include "api/profiling.h"
 
 #include <shmem.h>
 
-void shmem_short_wait_until(short *ivar, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until);
+void pshmem_short_wait_until(short *ivar, int cmp, short cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value, "shmem_short_wait_until");
 }
 
-void shmem_int_wait_until(int *ivar, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until);
+void pshmem_int_wait_until(int *ivar, int cmp, int cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, "shmem_int_wait_until");
 }
 
-void shmem_long_wait_until(long *ivar, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until);
+void pshmem_long_wait_until(long *ivar, int cmp, long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, "shmem_long_wait_until");
 }
 
-void shmem_longlong_wait_until(long long *ivar, int cmp, long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until);
+void pshmem_longlong_wait_until(long long *ivar, int cmp, long long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value,
                          "shmem_longlong_wait_until");
 }
 
-void shmem_ushort_wait_until(unsigned short *ivar, int cmp, unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until);
+void pshmem_ushort_wait_until(unsigned short *ivar, int cmp, unsigned short cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(unsigned short), 0), cmp, &cmp_value,
                          "shmem_ushort_wait_until");
 }
 
-void shmem_uint_wait_until(unsigned int *ivar, int cmp, unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until);
+void pshmem_uint_wait_until(unsigned int *ivar, int cmp, unsigned int cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(unsigned int), 0), cmp, &cmp_value, "shmem_uint_wait_until");
 }
 
-void shmem_ulong_wait_until(unsigned long *ivar, int cmp, unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until);
+void pshmem_ulong_wait_until(unsigned long *ivar, int cmp, unsigned long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(unsigned long), 0), cmp, &cmp_value,
                          "shmem_ulong_wait_until");
 }
 
-void shmem_ulonglong_wait_until(unsigned long long *ivar, int cmp, unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until);
+void pshmem_ulonglong_wait_until(unsigned long long *ivar, int cmp, unsigned long long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(unsigned long long), 0), cmp, &cmp_value,
                          "shmem_ulonglong_wait_until");
 }
 
-void shmem_int32_wait_until(int32_t *ivar, int cmp, int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until);
+void pshmem_int32_wait_until(int32_t *ivar, int cmp, int32_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value, "shmem_int32_wait_until");
 }
 
-void shmem_int64_wait_until(int64_t *ivar, int cmp, int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until);
+void pshmem_int64_wait_until(int64_t *ivar, int cmp, int64_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value, "shmem_int64_wait_until");
 }
 
-void shmem_uint32_wait_until(uint32_t *ivar, int cmp, uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until);
+void pshmem_uint32_wait_until(uint32_t *ivar, int cmp, uint32_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value, "shmem_uint32_wait_until");
 }
 
-void shmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until);
+void pshmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value, "shmem_uint64_wait_until");
 }
 
-void shmem_size_wait_until(size_t *ivar, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until);
+void pshmem_size_wait_until(size_t *ivar, int cmp, size_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value, "shmem_size_wait_until");
 }
 
-void shmem_ptrdiff_wait_until(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until);
+void pshmem_ptrdiff_wait_until(ptrdiff_t *ivar, int cmp, ptrdiff_t cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value, "shmem_ptrdiff_wait_until");
 }
 
-void shmem_short_wait_until_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_all);
+void pshmem_short_wait_until_all(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value, NULL,
                              "shmem_short_wait_until_all");
 }
 
-void shmem_int_wait_until_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_all);
+void pshmem_int_wait_until_all(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, NULL,
                              "shmem_int_wait_until_all");
 }
 
-void shmem_long_wait_until_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_all);
+void pshmem_long_wait_until_all(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, NULL,
                              "shmem_long_wait_until_all");
 }
 
-void shmem_longlong_wait_until_all(long long *ivars, size_t nelems, const int *status, int cmp,
-                                   long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_all);
+void pshmem_longlong_wait_until_all(long long *ivars, size_t nelems, const int *status, int cmp,
+                                    long long cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value, NULL,
                              "shmem_longlong_wait_until_all");
 }
 
-void shmem_ushort_wait_until_all(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                 unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_all);
+void pshmem_ushort_wait_until_all(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                  unsigned short cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, &cmp_value,
                              NULL, "shmem_ushort_wait_until_all");
 }
 
-void shmem_uint_wait_until_all(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                               unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_all);
+void pshmem_uint_wait_until_all(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                unsigned int cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, &cmp_value,
                              NULL, "shmem_uint_wait_until_all");
 }
 
-void shmem_ulong_wait_until_all(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_all);
+void pshmem_ulong_wait_until_all(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                 unsigned long cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, &cmp_value,
                              NULL, "shmem_ulong_wait_until_all");
 }
 
-void shmem_ulonglong_wait_until_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                                    unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_all);
+void pshmem_ulonglong_wait_until_all(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                                     unsigned long long cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                              &cmp_value, NULL, "shmem_ulonglong_wait_until_all");
 }
 
-void shmem_int32_wait_until_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_all);
+void pshmem_int32_wait_until_all(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value, NULL,
                              "shmem_int32_wait_until_all");
 }
 
-void shmem_int64_wait_until_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_all);
+void pshmem_int64_wait_until_all(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value, NULL,
                              "shmem_int64_wait_until_all");
 }
 
-void shmem_uint32_wait_until_all(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                 uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_all);
+void pshmem_uint32_wait_until_all(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                  uint32_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value, NULL,
                              "shmem_uint32_wait_until_all");
 }
 
-void shmem_uint64_wait_until_all(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                 uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_all);
+void pshmem_uint64_wait_until_all(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                  uint64_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value, NULL,
                              "shmem_uint64_wait_until_all");
 }
 
-void shmem_size_wait_until_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_all);
+void pshmem_size_wait_until_all(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value, NULL,
                              "shmem_size_wait_until_all");
 }
 
-void shmem_ptrdiff_wait_until_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                  ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_all);
+void pshmem_ptrdiff_wait_until_all(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                   ptrdiff_t cmp_value)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value, NULL,
                              "shmem_ptrdiff_wait_until_all");
 }
 
-size_t shmem_short_wait_until_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_any);
+size_t pshmem_short_wait_until_any(short *ivars, size_t nelems, const int *status, int cmp, short cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, &cmp_value,
                                     NULL, "shmem_short_wait_until_any");
 }
 
-size_t shmem_int_wait_until_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_any);
+size_t pshmem_int_wait_until_any(int *ivars, size_t nelems, const int *status, int cmp, int cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, &cmp_value, NULL,
                                     "shmem_int_wait_until_any");
 }
 
-size_t shmem_long_wait_until_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_any);
+size_t pshmem_long_wait_until_any(long *ivars, size_t nelems, const int *status, int cmp, long cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, &cmp_value, NULL,
                                     "shmem_long_wait_until_any");
 }
 
-size_t shmem_longlong_wait_until_any(long long *ivars, size_t nelems, const int *status, int cmp,
-                                     long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_any);
+size_t pshmem_longlong_wait_until_any(long long *ivars, size_t nelems, const int *status, int cmp,
+                                      long long cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, &cmp_value,
                                     NULL, "shmem_longlong_wait_until_any");
 }
 
-size_t shmem_ushort_wait_until_any(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                   unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_any);
+size_t pshmem_ushort_wait_until_any(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                    unsigned short cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp,
                                     &cmp_value, NULL, "shmem_ushort_wait_until_any");
 }
 
-size_t shmem_uint_wait_until_any(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                                 unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_any);
+size_t pshmem_uint_wait_until_any(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                  unsigned int cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp,
                                     &cmp_value, NULL, "shmem_uint_wait_until_any");
 }
 
-size_t shmem_ulong_wait_until_any(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                  unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_any);
+size_t pshmem_ulong_wait_until_any(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                   unsigned long cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp,
                                     &cmp_value, NULL, "shmem_ulong_wait_until_any");
 }
 
-size_t shmem_ulonglong_wait_until_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
-                                      unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_any);
+size_t pshmem_ulonglong_wait_until_any(unsigned long long *ivars, size_t nelems, const int *status, int cmp,
+                                       unsigned long long cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                                     &cmp_value, NULL, "shmem_ulonglong_wait_until_any");
 }
 
-size_t shmem_int32_wait_until_any(int32_t *ivars, size_t nelems, const int *status, int cmp,
-                                  int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_any);
+size_t pshmem_int32_wait_until_any(int32_t *ivars, size_t nelems, const int *status, int cmp,
+                                   int32_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, &cmp_value,
                                     NULL, "shmem_int32_wait_until_any");
 }
 
-size_t shmem_int64_wait_until_any(int64_t *ivars, size_t nelems, const int *status, int cmp,
-                                  int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_any);
+size_t pshmem_int64_wait_until_any(int64_t *ivars, size_t nelems, const int *status, int cmp,
+                                   int64_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, &cmp_value,
                                     NULL, "shmem_int64_wait_until_any");
 }
 
-size_t shmem_uint32_wait_until_any(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                   uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_any);
+size_t pshmem_uint32_wait_until_any(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                    uint32_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, &cmp_value,
                                     NULL, "shmem_uint32_wait_until_any");
 }
 
-size_t shmem_uint64_wait_until_any(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                   uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_any);
+size_t pshmem_uint64_wait_until_any(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                    uint64_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, &cmp_value,
                                     NULL, "shmem_uint64_wait_until_any");
 }
 
-size_t shmem_size_wait_until_any(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_any);
+size_t pshmem_size_wait_until_any(size_t *ivars, size_t nelems, const int *status, int cmp, size_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, &cmp_value,
                                     NULL, "shmem_size_wait_until_any");
 }
 
-size_t shmem_ptrdiff_wait_until_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                    ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_any);
+size_t pshmem_ptrdiff_wait_until_any(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                     ptrdiff_t cmp_value)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, &cmp_value,
                                     NULL, "shmem_ptrdiff_wait_until_any");
 }
 
-size_t shmem_short_wait_until_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                   short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_some);
+size_t pshmem_short_wait_until_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                    short cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(short), 1), cmp,
                                      &cmp_value, NULL, "shmem_short_wait_until_some");
 }
 
-size_t shmem_int_wait_until_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                 int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_some);
+size_t pshmem_int_wait_until_some(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                  int cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int), 1), cmp,
                                      &cmp_value, NULL, "shmem_int_wait_until_some");
 }
 
-size_t shmem_long_wait_until_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                  long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_some);
+size_t pshmem_long_wait_until_some(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                   long cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long), 1), cmp,
                                      &cmp_value, NULL, "shmem_long_wait_until_some");
 }
 
-size_t shmem_longlong_wait_until_some(long long *ivars, size_t nelems, size_t *indices, const int *status,
-                                      int cmp, long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_some);
+size_t pshmem_longlong_wait_until_some(long long *ivars, size_t nelems, size_t *indices, const int *status,
+                                       int cmp, long long cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long long), 1), cmp,
                                      &cmp_value, NULL, "shmem_longlong_wait_until_some");
 }
 
-size_t shmem_ushort_wait_until_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, unsigned short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_some);
+size_t pshmem_ushort_wait_until_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, unsigned short cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned short), 0),
                                      cmp, &cmp_value, NULL, "shmem_ushort_wait_until_some");
 }
 
-size_t shmem_uint_wait_until_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status,
-                                  int cmp, unsigned int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_some);
+size_t pshmem_uint_wait_until_some(unsigned int *ivars, size_t nelems, size_t *indices, const int *status,
+                                   int cmp, unsigned int cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp,
                                      &cmp_value, NULL, "shmem_uint_wait_until_some");
 }
 
-size_t shmem_ulong_wait_until_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status,
-                                   int cmp, unsigned long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_some);
+size_t pshmem_ulong_wait_until_some(unsigned long *ivars, size_t nelems, size_t *indices, const int *status,
+                                    int cmp, unsigned long cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long), 0),
                                      cmp, &cmp_value, NULL, "shmem_ulong_wait_until_some");
 }
 
-size_t shmem_ulonglong_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices,
-                                       const int *status, int cmp, unsigned long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_some);
+size_t pshmem_ulonglong_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices,
+                                        const int *status, int cmp, unsigned long long cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status,
                                      SHOAL_KIND(sizeof(unsigned long long), 0), cmp, &cmp_value, NULL,
                                      "shmem_ulonglong_wait_until_some");
 }
 
-size_t shmem_int32_wait_until_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                   int32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_some);
+size_t pshmem_int32_wait_until_some(int32_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                    int cmp, int32_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int32_t), 1), cmp,
                                      &cmp_value, NULL, "shmem_int32_wait_until_some");
 }
 
-size_t shmem_int64_wait_until_some(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                   int64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_some);
+size_t pshmem_int64_wait_until_some(int64_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                    int cmp, int64_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int64_t), 1), cmp,
                                      &cmp_value, NULL, "shmem_int64_wait_until_some");
 }
 
-size_t shmem_uint32_wait_until_some(uint32_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, uint32_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_some);
+size_t pshmem_uint32_wait_until_some(uint32_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, uint32_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp,
                                      &cmp_value, NULL, "shmem_uint32_wait_until_some");
 }
 
-size_t shmem_uint64_wait_until_some(uint64_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                    int cmp, uint64_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_some);
+size_t pshmem_uint64_wait_until_some(uint64_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                     int cmp, uint64_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp,
                                      &cmp_value, NULL, "shmem_uint64_wait_until_some");
 }
 
-size_t shmem_size_wait_until_some(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
-                                  size_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_some);
+size_t pshmem_size_wait_until_some(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp,
+                                   size_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(size_t), 0), cmp,
                                      &cmp_value, NULL, "shmem_size_wait_until_some");
 }
 
-size_t shmem_ptrdiff_wait_until_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                     int cmp, ptrdiff_t cmp_value)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_some);
+size_t pshmem_ptrdiff_wait_until_some(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                      int cmp, ptrdiff_t cmp_value)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp,
                                      &cmp_value, NULL, "shmem_ptrdiff_wait_until_some");
 }
 
-void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp,
-                                       short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_all_vector);
+void pshmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp,
+                                        short *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL, cmp_values,
                              "shmem_short_wait_until_all_vector");
 }
 
-void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_all_vector);
+void pshmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL, cmp_values,
                              "shmem_int_wait_until_all_vector");
 }
 
-void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp,
-                                      long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_all_vector);
+void pshmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp,
+                                       long *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL, cmp_values,
                              "shmem_long_wait_until_all_vector");
 }
 
-void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp,
-                                          long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_all_vector);
+void pshmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp,
+                                           long long *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, NULL, cmp_values,
                              "shmem_longlong_wait_until_all_vector");
 }
 
-void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                        unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_all_vector);
+void pshmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                         unsigned short *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, NULL,
                              cmp_values, "shmem_ushort_wait_until_all_vector");
 }
 
-void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                                      unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_all_vector);
+void pshmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                       unsigned int *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, NULL,
                              cmp_values, "shmem_uint_wait_until_all_vector");
 }
 
-void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                       unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_all_vector);
+void pshmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                        unsigned long *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, NULL,
                              cmp_values, "shmem_ulong_wait_until_all_vector");
 }
 
-void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status,
-                                           int cmp, unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_all_vector);
+void pshmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status,
+                                            int cmp, unsigned long long *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp, NULL,
                              cmp_values, "shmem_ulonglong_wait_until_all_vector");
 }
 
-void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
-                                       int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_all_vector);
+void pshmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
+                                        int32_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, NULL, cmp_values,
                              "shmem_int32_wait_until_all_vector");
 }
 
-void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
-                                       int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_all_vector);
+void pshmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
+                                        int64_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, NULL, cmp_values,
                              "shmem_int64_wait_until_all_vector");
 }
 
-void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                        uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_all_vector);
+void pshmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                         uint32_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, NULL, cmp_values,
                              "shmem_uint32_wait_until_all_vector");
 }
 
-void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                        uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_all_vector);
+void pshmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                         uint64_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, NULL, cmp_values,
                              "shmem_uint64_wait_until_all_vector");
 }
 
-void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
-                                      size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_all_vector);
+void pshmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
+                                       size_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL, cmp_values,
                              "shmem_size_wait_until_all_vector");
 }
 
-void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                         ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_all_vector);
+void pshmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                          ptrdiff_t *cmp_values)
 {
     shoal_api_wait_until_all(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, NULL, cmp_values,
                              "shmem_ptrdiff_wait_until_all_vector");
 }
 
-size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp,
-                                         short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_any_vector);
+size_t pshmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp,
+                                          short *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL,
                                     cmp_values, "shmem_short_wait_until_any_vector");
 }
 
-size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_any_vector);
+size_t pshmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp,
+                                        int *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL, cmp_values,
                                     "shmem_int_wait_until_any_vector");
 }
 
-size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp,
-                                        long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_any_vector);
+size_t pshmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp,
+                                         long *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL, cmp_values,
                                     "shmem_long_wait_until_any_vector");
 }
 
-size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp,
-                                            long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_any_vector);
+size_t pshmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp,
+                                             long long *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(long long), 1), cmp, NULL,
                                     cmp_values, "shmem_longlong_wait_until_any_vector");
 }
 
-size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
-                                          unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_any_vector);
+size_t pshmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp,
+                                           unsigned short *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned short), 0), cmp, NULL,
                                     cmp_values, "shmem_ushort_wait_until_any_vector");
 }
 
-size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
-                                        unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_any_vector);
+size_t pshmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp,
+                                         unsigned int *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp, NULL,
                                     cmp_values, "shmem_uint_wait_until_any_vector");
 }
 
-size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
-                                         unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_any_vector);
+size_t pshmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp,
+                                          unsigned long *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long), 0), cmp, NULL,
                                     cmp_values, "shmem_ulong_wait_until_any_vector");
 }
 
-size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status,
-                                             int cmp, unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_any_vector);
+size_t pshmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status,
+                                              int cmp, unsigned long long *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(unsigned long long), 0), cmp,
                                     NULL, cmp_values, "shmem_ulonglong_wait_until_any_vector");
 }
 
-size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
-                                         int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_any_vector);
+size_t pshmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp,
+                                          int32_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int32_t), 1), cmp, NULL,
                                     cmp_values, "shmem_int32_wait_until_any_vector");
 }
 
-size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
-                                         int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_any_vector);
+size_t pshmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp,
+                                          int64_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(int64_t), 1), cmp, NULL,
                                     cmp_values, "shmem_int64_wait_until_any_vector");
 }
 
-size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
-                                          uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_any_vector);
+size_t pshmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp,
+                                           uint32_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp, NULL,
                                     cmp_values, "shmem_uint32_wait_until_any_vector");
 }
 
-size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
-                                          uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_any_vector);
+size_t pshmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp,
+                                           uint64_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp, NULL,
                                     cmp_values, "shmem_uint64_wait_until_any_vector");
 }
 
-size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
-                                        size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_any_vector);
+size_t pshmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp,
+                                         size_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL,
                                     cmp_values, "shmem_size_wait_until_any_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
-                                           ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_any_vector);
+size_t pshmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp,
+                                            ptrdiff_t *cmp_values)
 {
     return shoal_api_wait_until_any(ivars, nelems, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp, NULL,
                                     cmp_values, "shmem_ptrdiff_wait_until_any_vector");
 }
 
-size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status,
-                                          int cmp, short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_short_wait_until_some_vector);
+size_t pshmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status,
+                                           int cmp, short *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(short), 1), cmp, NULL,
                                      cmp_values, "shmem_short_wait_until_some_vector");
 }
 
-size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status,
-                                        int cmp, int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int_wait_until_some_vector);
+size_t pshmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status,
+                                         int cmp, int *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int), 1), cmp, NULL,
                                      cmp_values, "shmem_int_wait_until_some_vector");
 }
 
-size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status,
-                                         int cmp, long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_long_wait_until_some_vector);
+size_t pshmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status,
+                                          int cmp, long *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long), 1), cmp, NULL,
                                      cmp_values, "shmem_long_wait_until_some_vector");
 }
 
-size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices,
-                                             const int *status, int cmp, long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait_until_some_vector);
+size_t pshmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices,
+                                              const int *status, int cmp, long long *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(long long), 1), cmp,
                                      NULL, cmp_values, "shmem_longlong_wait_until_some_vector");
 }
 
-size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices,
-                                           const int *status, int cmp, unsigned short *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ushort_wait_until_some_vector);
+size_t pshmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices,
+                                            const int *status, int cmp, unsigned short *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned short), 0),
                                      cmp, NULL, cmp_values, "shmem_ushort_wait_until_some_vector");
 }
 
-size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices,
-                                         const int *status, int cmp, unsigned int *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint_wait_until_some_vector);
+size_t pshmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices,
+                                          const int *status, int cmp, unsigned int *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned int), 0), cmp,
                                      NULL, cmp_values, "shmem_uint_wait_until_some_vector");
 }
 
-size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices,
-                                          const int *status, int cmp, unsigned long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulong_wait_until_some_vector);
+size_t pshmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices,
+                                           const int *status, int cmp, unsigned long *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(unsigned long), 0),
                                      cmp, NULL, cmp_values, "shmem_ulong_wait_until_some_vector");
 }
 
-size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices,
-                                              const int *status, int cmp, unsigned long long *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ulonglong_wait_until_some_vector);
+size_t pshmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices,
+                                               const int *status, int cmp, unsigned long long *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status,
                                      SHOAL_KIND(sizeof(unsigned long long), 0), cmp, NULL, cmp_values,
                                      "shmem_ulonglong_wait_until_some_vector");
 }
 
-size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                          int cmp, int32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int32_wait_until_some_vector);
+size_t pshmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                           int cmp, int32_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int32_t), 1), cmp,
                                      NULL, cmp_values, "shmem_int32_wait_until_some_vector");
 }
 
-size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                          int cmp, int64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_int64_wait_until_some_vector);
+size_t pshmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                           int cmp, int64_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(int64_t), 1), cmp,
                                      NULL, cmp_values, "shmem_int64_wait_until_some_vector");
 }
 
-size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                           int cmp, uint32_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint32_wait_until_some_vector);
+size_t pshmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices,
+                                            const int *status, int cmp, uint32_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint32_t), 0), cmp,
                                      NULL, cmp_values, "shmem_uint32_wait_until_some_vector");
 }
 
-size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                           int cmp, uint64_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_uint64_wait_until_some_vector);
+size_t pshmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices,
+                                            const int *status, int cmp, uint64_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(uint64_t), 0), cmp,
                                      NULL, cmp_values, "shmem_uint64_wait_until_some_vector");
 }
 
-size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status,
-                                         int cmp, size_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_size_wait_until_some_vector);
+size_t pshmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status,
+                                          int cmp, size_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(size_t), 0), cmp, NULL,
                                      cmp_values, "shmem_size_wait_until_some_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices,
-                                            const int *status, int cmp, ptrdiff_t *cmp_values)
+SHOAL_WEAK_ALIAS(shmem_ptrdiff_wait_until_some_vector);
+size_t pshmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices,
+                                             const int *status, int cmp, ptrdiff_t *cmp_values)
 {
     return shoal_api_wait_until_some(ivars, nelems, indices, status, SHOAL_KIND(sizeof(ptrdiff_t), 1), cmp,
                                      NULL, cmp_values, "shmem_ptrdiff_wait_until_some_vector");
 }
 
-void shmem_short_wait(short *ivar, short cmp_value)
+SHOAL_WEAK_ALIAS(shmem_short_wait);
+void pshmem_short_wait(short *ivar, short cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(short), 1), SHMEM_CMP_NE, &cmp_value, "shmem_short_wait");
 }
 
-void shmem_int_wait(int *ivar, int cmp_value)
+SHOAL_WEAK_ALIAS(shmem_int_wait);
+void pshmem_int_wait(int *ivar, int cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(int), 1), SHMEM_CMP_NE, &cmp_value, "shmem_int_wait");
 }
 
-void shmem_long_wait(long *ivar, long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_long_wait);
+void pshmem_long_wait(long *ivar, long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(long), 1), SHMEM_CMP_NE, &cmp_value, "shmem_long_wait");
 }
 
-void shmem_longlong_wait(long long *ivar, long long cmp_value)
+SHOAL_WEAK_ALIAS(shmem_longlong_wait);
+void pshmem_longlong_wait(long long *ivar, long long cmp_value)
 {
     shoal_api_wait_until(ivar, SHOAL_KIND(sizeof(long long), 1), SHMEM_CMP_NE, &cmp_value,
                          "shmem_longlong_wait");

@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 . "$prefix/bin/set_env.sh"
-for f in bin/oshrun bin/oshcc bin/oshc++ bin/oshCC bin/set_env.sh include/shmem.h include/shmemx.h include/shoal/rma_gen.h \
+for f in bin/oshrun bin/oshcc bin/oshc++ bin/oshCC bin/set_env.sh include/shmem.h include/shmemx.h include/pshmem.h include/shoal/rma_gen.h \
          lib/libshoal.so lib/libshoal.a lib/pkgconfig/shoal.pc lib/cmake/Shoal/ShoalConfig.cmake; do
     [ -e "$prefix/$f" ] || { echo "install: missing $f"; exit 1; }
 done
@@ -48,7 +48,7 @@ echo "install: shmem-config ok (--check, --diagnose, --cflags --libs)"
 # issue 14 (h-spec): the deprecated header directory is installed, and a
 # program that includes <mpp/shmem.h> and <mpp/shmemx.h> and calls both
 # C11 shapes of shmem_sync builds with the installed oshcc and runs.
-for f in include/mpp/shmem.h include/mpp/shmemx.h; do
+for f in include/mpp/shmem.h include/mpp/shmemx.h include/mpp/pshmem.h; do
     [ -e "$prefix/$f" ] || { echo "install: missing $f"; exit 1; }
 done
 oshcc -O2 -o "$work/with_mpp" "$src/mpp_consumer.c"

@@ -50,3 +50,11 @@ void names_c99_spec(long *psync, shmem_ctx_t ctx)
     shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &config, SHMEM_CTX_SESSION_TOTAL_OPS);
     shmem_ctx_session_stop(ctx);
 }
+
+/* issue 16 (h-prof): pshmem.h and <mpp/pshmem.h> compile as C99 too; the
+ * addresses make the declarations' types part of the check. */
+#include <mpp/pshmem.h>
+#include <pshmem.h>
+void (*names_c99_pshmem_put)(void *, const void *, size_t, int) = pshmem_putmem;
+void (*names_c99_pshmem_wait)(long *, int, long) = pshmem_wait_until;
+int (*names_c99_pshmem_sync)(shmem_team_t) = pshmem_team_sync;

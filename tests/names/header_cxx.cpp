@@ -53,3 +53,11 @@ void names_cxx_spec(long *psync, shmem_ctx_t ctx)
     shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &config, SHMEM_CTX_SESSION_TOTAL_OPS);
     shmem_ctx_session_stop(ctx);
 }
+
+// issue 16 (h-prof): pshmem.h and <mpp/pshmem.h> compile as C++ too; the
+// complex forms take std::complex, as in shmem.h.
+#include <mpp/pshmem.h>
+#include <pshmem.h>
+void (*names_cxx_pshmem_put)(void *, const void *, size_t, int) = pshmem_putmem;
+int (*names_cxx_pshmem_prod)(shmem_team_t, std::complex<double> *, const std::complex<double> *, size_t) =
+    pshmem_complexd_prod_reduce;
