@@ -13,7 +13,8 @@ allowed() {
     observe) echo "util boot heap transport core observe" ;;
     sync) echo "util boot heap transport core observe sync" ;;
     coll) echo "util boot heap transport core observe sync coll" ;;
-    api) echo "util boot heap transport core observe sync coll api" ;;
+    cuda) echo "util boot heap transport core observe sync coll cuda" ;;
+    api) echo "util boot heap transport core observe sync coll cuda api" ;;
     *) echo "" ;;
     esac
 }

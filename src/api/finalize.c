@@ -29,6 +29,9 @@
 #include <time.h>
 
 #include "api/finalize.h"
+#ifdef SHOAL_HAVE_CUDA
+#include "cuda/gpu_rma.h"
+#endif
 #include "core/internal.h"
 #include "observe/observe.h"
 #include "sync/backoff.h"
@@ -189,8 +192,17 @@ void shoal_finalize_start(void)
 
 void shoal_finalize_run(int at_exit)
 {
+<<<<<<< HEAD
     shoal_obs_finish(); /* this PE's trace and statistics parts, before the heap goes */
+=======
+#ifdef SHOAL_HAVE_CUDA
+    shoal_gpu_stop_proxy(); /* issue 18: this PE's kernels are done; its proxy serves nothing more */
+#endif
+>>>>>>> h-cuda
     meet(at_exit);
+#ifdef SHOAL_HAVE_CUDA
+    shoal_gpu_release(); /* every PE is done with this PE's GPU heap */
+#endif
     /* The heap holding the counters goes away below. */
     __atomic_store_n(&shoal_backoff_naps, NULL, __ATOMIC_RELAXED);
     shoal_runtime_finalize();

@@ -16,7 +16,13 @@
 #include <string.h>
 
 #include "api/check.h"
+<<<<<<< HEAD
 #include "observe/observe.h"
+=======
+#ifdef SHOAL_HAVE_CUDA
+#include "cuda/gpu_rma.h"
+#endif
+>>>>>>> h-cuda
 
 static void transfer_error(const char *call, int pe, shoal_status_t st)
 {
@@ -35,6 +41,12 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
         shoal_check_empty(call, "dest", dest);
         return;
     }
+#ifdef SHOAL_HAVE_CUDA
+    if (SHOAL_UNLIKELY(shoal_gpu_heap_has(dest))) { /* issue 18: the GPU heap */
+        shoal_gpu_put(call, dest, source, bytes, pe);
+        return;
+    }
+#endif
     int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
     shoal_check_writable(call, "dest", dest, seg, off, bytes, pe);
     shoal_check_local(call, "source", source, bytes);
@@ -60,6 +72,12 @@ static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nel
         shoal_check_empty(call, "source", source);
         return;
     }
+#ifdef SHOAL_HAVE_CUDA
+    if (SHOAL_UNLIKELY(shoal_gpu_heap_has(source))) { /* issue 18: the GPU heap */
+        shoal_gpu_get(call, dest, source, bytes, pe);
+        return;
+    }
+#endif
     int seg = shoal_check_symmetric(call, "source", source, bytes, &off);
     shoal_check_local(call, "dest", dest, bytes);
     const char *remote = shoal_route_direct(seg, off, pe);
