@@ -47,17 +47,14 @@ if [ $build_only = 0 ]; then
         python3-mpi4py python3-torch libtorch-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
-<<<<<<< HEAD
     # scripts/trace_plot.py (SHMEM_TRACE as a PNG) and its test, tests/observe.
     dpkg -s python3-matplotlib >/dev/null 2>&1 || need="$need python3-matplotlib"
-=======
     # Issue 18: CI compiles the CUDA part with Debian's nvcc (11.8, in the
     # contrib and non-free components; about 3.5 minutes and 5 GiB here).
     # It takes clang++-14 as host compiler (gcc 12 is too new for it).
     for pkg in nvidia-cuda-toolkit clang; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
->>>>>>> h-cuda
 fi
 for extra in "$@"; do
     dpkg -s "$extra" >/dev/null 2>&1 || need="$need $extra"

@@ -192,13 +192,10 @@ void shoal_finalize_start(void)
 
 void shoal_finalize_run(int at_exit)
 {
-<<<<<<< HEAD
-    shoal_obs_finish(); /* this PE's trace and statistics parts, before the heap goes */
-=======
 #ifdef SHOAL_HAVE_CUDA
     shoal_gpu_stop_proxy(); /* issue 18: this PE's kernels are done; its proxy serves nothing more */
 #endif
->>>>>>> h-cuda
+    shoal_obs_finish(); /* this PE's trace and statistics parts, before the heap goes */
     meet(at_exit);
 #ifdef SHOAL_HAVE_CUDA
     shoal_gpu_release(); /* every PE is done with this PE's GPU heap */

@@ -16,13 +16,10 @@
 #include <string.h>
 
 #include "api/check.h"
-<<<<<<< HEAD
 #include "observe/observe.h"
-=======
 #ifdef SHOAL_HAVE_CUDA
 #include "cuda/gpu_rma.h"
 #endif
->>>>>>> h-cuda
 
 static void transfer_error(const char *call, int pe, shoal_status_t st)
 {

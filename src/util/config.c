@@ -92,7 +92,6 @@ const struct shoal_config_var shoal_config_vars[] = {
      "'on', or 'off' (for measurements: a PE then serves peers only while it waits inside Shoal, so a peer's "
      "operation on a PE that computes or sits in shmem_finalize stalls, up to SHMEM_FABRIC_TIMEOUT).",
      FIELD(fabric_progress_thread), .choices = "auto|on|off"},
-<<<<<<< HEAD
     /* Traces and statistics (src/observe, docs/observability.md). */
     {"SHMEM_TRACE", SHOAL_CONFIG_STRING, "",
      "Record a timeline of every Shoal call (RMA, atomics, signals, waits, barriers, collectives, allocations) "
@@ -108,14 +107,12 @@ const struct shoal_config_var shoal_config_vars[] = {
      "prints one table for the job when it ends (oshrun merges the PEs' counts), 'json:PATH' writes the same "
      "data to PATH as JSON, '0' is off.",
      FIELD(stats), .check = check_stats},
-=======
     /* Issue 18: the CUDA part (docs/cuda.md). */
     {"SHMEM_GPU_SYMMETRIC_SIZE", SHOAL_CONFIG_SIZE, "256M",
      "Bytes of symmetric GPU heap per PE (shmemx_gpu_malloc; builds with the CUDA part), 1M to 1T. Allocated "
      "with cudaMalloc at the first shmemx_gpu_malloc, never before, and mapped by every PE of the host "
      "through CUDA IPC.",
      FIELD(gpu_symmetric_size), .min = 1LL << 20, .max = 1LL << 40},
->>>>>>> h-cuda
 };
 const size_t shoal_config_var_count = sizeof shoal_config_vars / sizeof shoal_config_vars[0];
 

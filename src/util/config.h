@@ -42,15 +42,12 @@ struct shoal_config {
     long bootstrap_liveness_timeout;
     /* 0: globals stay private (Python: its globals are the interpreter's). */
     int symmetric_static;
-<<<<<<< HEAD
     /* Traces and statistics (src/observe, docs/observability.md). */
     const char *trace;  /* SHMEM_TRACE: path of the merged trace; empty: off */
     long trace_buffer;  /* events each thread's ring keeps */
     const char *stats;  /* SHMEM_STATS: 0, 1 or json:PATH */
-=======
     /* Bytes of GPU heap per PE (issue 18, src/cuda). */
     size_t gpu_symmetric_size;
->>>>>>> h-cuda
 };
 
 struct shoal_config_var {
