@@ -35,6 +35,7 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
             __atomic_store_n(remote, signal, __ATOMIC_RELEASE);
         else
             __atomic_fetch_add(remote, signal, __ATOMIC_RELEASE);
+        shoal_wake(pe);
         return;
     }
     shoal_status_t st = shoal_rt.transport->amo(ctx->tctx, pe, seg, off, 8,
@@ -107,7 +108,10 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     struct shoal_backoff b = {0};
     for (;;) {
         uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
-        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) return v;
+        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) {
+            shoal_backoff_end(&b);
+            return v;
+        }
         shoal_backoff_wait(&b);
     }
 }
