@@ -6,7 +6,10 @@
  * from waits already past their spin (a wait that ends while spinning costs
  * nothing extra):
  * - PEs outnumber this host's cores: a waiter spinning holds the core its
- *   writer needs, so it spins a few polls, yields twice and sleeps;
+ *   writer needs, so it spins a few polls; then, at two PEs per core, it
+ *   yields for long (the core goes to the one other PE, measured faster
+ *   than a futex round trip), at more it yields twice and sleeps (a crowd
+ *   of yielders takes turns for nothing while the writer waits in line);
  * - the CPUs are contended (a yield came back late, i.e. another task ran;
  *   or tasks waited for a CPU a share of the last interval, from the
  *   kernel's "some" total in /proc/pressure/cpu): a short spin (longer
@@ -50,6 +53,7 @@ static struct {
     unsigned long long psi_total_us;
     long psi_at;
     int sensing;
+    int pes_per_core; /* rounded up */
 } pol = {.yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -95,12 +99,12 @@ static void apply(void)
         if (shoal_backoff_oversubscribed) {
             contended = 2;
             spin = cfg < 64 ? cfg : 64;
-            yields = 2;
+            yields = pol.pes_per_core <= 2 ? 4096 : 2;
         } else if (pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE) {
             const unsigned long cap = pol.paid_percent >= 50 ? 4096 : 256;
             contended = 1;
             spin = cfg < cap ? cfg : cap;
-            yields = 4;
+            yields = 32;
         }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
@@ -196,6 +200,7 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
+    pol.pes_per_core = cores > 0 ? (int)((local_pes + cores - 1) / cores) : 1;
     pol.configured_spin = (unsigned long)configured_spin;
     pol.policy = !policy || !strcmp(policy, "auto") ? SHOAL_WAIT_AUTO
                  : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY
