@@ -6,16 +6,17 @@
  * from waits already past their spin (a wait that ends while spinning costs
  * nothing extra):
  * - PEs outnumber this host's cores: a waiter spinning holds the core its
- *   writer needs, so it spins a few polls; then, at two PEs per core, it
- *   yields for long (the core goes to the one other PE, measured faster
- *   than a futex round trip), at more it yields twice and sleeps (a crowd
- *   of yielders takes turns for nothing while the writer waits in line);
- * - the CPUs are contended (a yield came back late, i.e. another task ran;
- *   or tasks waited for a CPU a share of the last interval, from the
- *   kernel's "some" total in /proc/pressure/cpu): a short spin (longer
- *   while recent spins still ended most waits), a few yields, then sleep;
- * - otherwise the machine is quiet: spin up to SHMEM_WAIT_SPIN, yield 256
- *   times, then sleep.
+ *   writer needs, so it spins a few polls, then yields, which hands the
+ *   core to another PE (measured faster than a futex round trip at 4 and
+ *   16 PEs on 2 cores, docs/bench/shared_cores.md); only where a yield
+ *   comes back after a whole time slice (another program runs there) it
+ *   yields 8 times and sleeps;
+ * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
+ *   waits ended within their spin ("spin paid off"), else 2048 polls, or
+ *   256 when the CPUs are contended (a yield came back late, i.e. another
+ *   task ran; or tasks waited for a CPU a tenth of the last interval, from
+ *   the kernel's "some" total in /proc/pressure/cpu); then it yields (32
+ *   times when contended, 256 when not) and sleeps.
  * spin, yield and sleep fix the phases instead: spin only (never give the
  * core up), yield only, sleep at once. */
 #include "sync/backoff.h"
@@ -36,6 +37,7 @@ _Thread_local unsigned long shoal_backoff_started;
 
 #define SENSE_NS 10000000l           /* 10 ms between measures */
 #define YIELD_LATE_NS 3000l          /* a yield slower than this let another task run */
+#define YIELD_SLICE_NS 500000l       /* ... and this slow, a whole time slice of it */
 #define PRESSURE_CONTENDED_PERMILLE 100
 #define FUTEX_MAX_SLEEP_NS 2000000l  /* safety net of a futex sleep (wake.h) */
 #define FABRIC_MAX_SLEEP_NS 100000l  /* sleeps that must come back to drive the fabric */
@@ -53,7 +55,6 @@ static struct {
     unsigned long long psi_total_us;
     long psi_at;
     int sensing;
-    int pes_per_core; /* rounded up */
 } pol = {.yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -97,14 +98,20 @@ static void apply(void)
     case SHOAL_WAIT_SLEEP: spin = 0; yields = 0; break;
     default:
         if (shoal_backoff_oversubscribed) {
+            /* Yielding hands the core to another PE, which moves the job
+             * on; only when a yield comes back after a whole slice of some
+             * other task does sleeping serve better. */
             contended = 2;
             spin = cfg < 64 ? cfg : 64;
-            yields = pol.pes_per_core <= 2 ? 4096 : 2;
-        } else if (pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE) {
-            const unsigned long cap = pol.paid_percent >= 50 ? 4096 : 256;
-            contended = 1;
+            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : UINT_MAX;
+        } else {
+            contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
+            /* Spinning pays while the writer runs at the same time; when
+             * most waits outlast the spin, it only burns a core (another
+             * task's, when the CPUs are contended). */
+            const unsigned long cap = pol.paid_percent >= 50 ? cfg : contended ? 256 : 2048;
             spin = cfg < cap ? cfg : cap;
-            yields = 32;
+            yields = contended ? 32 : 256;
         }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
@@ -174,6 +181,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         /* Raise the flag, then let the caller check its condition once
          * more before sleeping (wake.h: the lost wake-up). */
         b->armed = shoal_wake_arm(&b->bell);
+        if (b->armed && !b->sleeps) b->first_bell = b->bell;
         return;
     }
     count_nap(b);
@@ -186,7 +194,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
 
 void shoal_backoff_end(struct shoal_backoff *b)
 {
-    if (b->armed || b->sleeps) shoal_wake_disarm();
+    if (b->armed || b->sleeps) shoal_wake_end(b->first_bell);
 }
 
 void shoal_backoff_configure(long configured_spin, const char *policy, int local_pes)
@@ -200,7 +208,6 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
-    pol.pes_per_core = cores > 0 ? (int)((local_pes + cores - 1) / cores) : 1;
     pol.configured_spin = (unsigned long)configured_spin;
     pol.policy = !policy || !strcmp(policy, "auto") ? SHOAL_WAIT_AUTO
                  : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY

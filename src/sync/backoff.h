@@ -23,6 +23,7 @@ struct shoal_backoff {
     int waits_on;
     int armed;     /* this wait raised the sleepers flag (sync/wake.h) */
     uint32_t bell; /* the bell read when arming */
+    uint32_t first_bell; /* ... the first time (valid once sleeps or armed) */
     unsigned sleeps;
 };
 

@@ -54,12 +54,13 @@ void shoal_wake_sleep(uint32_t bell, long timeout_ns)
     struct timespec ts = {timeout_ns / 1000000000l, timeout_ns % 1000000000l};
     __atomic_fetch_add(&shoal_wake_stats.sleeps, 1, __ATOMIC_RELAXED);
     futex(&w->bell, FUTEX_WAIT, bell, &ts);
-    if (__atomic_load_n(&w->bell, __ATOMIC_ACQUIRE) != bell)
-        __atomic_fetch_add(&shoal_wake_stats.rung_awake, 1, __ATOMIC_RELAXED);
 }
 
-void shoal_wake_disarm(void)
+void shoal_wake_end(uint32_t first_bell)
 {
     struct shoal_wake_word *w = shoal_wake_word_of(shoal_rt.my_pe);
-    if (w) __atomic_store_n(&w->sleepers, 0, __ATOMIC_RELAXED);
+    if (!w) return;
+    __atomic_store_n(&w->sleepers, 0, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&w->bell, __ATOMIC_ACQUIRE) != first_bell)
+        __atomic_fetch_add(&shoal_wake_stats.rung_waits, 1, __ATOMIC_RELAXED);
 }

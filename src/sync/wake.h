@@ -24,7 +24,7 @@
  * the kernel refuses to sleep (EAGAIN). A timeout bounds every sleep as a
  * safety net for writers that do not ring: plain stores through shmem_ptr,
  * words a PE writes into its own memory for others to read, a second thread
- * of the same PE clearing `sleepers` (shoal_wake_disarm). */
+ * of the same PE clearing `sleepers` as its own wait ends (shoal_wake_end). */
 #ifndef SHOAL_SYNC_WAKE_H
 #define SHOAL_SYNC_WAKE_H
 
@@ -36,11 +36,12 @@
 extern size_t shoal_wake_offset;
 /* Nonzero where membarrier is missing: writers fence before their load. */
 extern int shoal_wake_fence;
-/* Debug counters (relaxed): bells rung (FUTEX_WAKE calls) by this PE, and
- * futex sleeps of this PE with how many ended by a ring rather than the
- * timeout. Tests read them to check no wake is issued without a sleeper. */
+/* Debug counters (relaxed): bells rung (FUTEX_WAKE calls) by this PE;
+ * futex sleeps of this PE; and its sleeping waits during which a writer
+ * rang its bell. Tests read them to check that writers wake sleepers and
+ * that no wake is issued without a sleeper. */
 struct shoal_wake_stats {
-    uint64_t rings, sleeps, rung_awake;
+    uint64_t rings, sleeps, rung_waits;
 };
 extern struct shoal_wake_stats shoal_wake_stats;
 
@@ -79,10 +80,12 @@ void shoal_wake_setup(void);
 
 /* The waiter's side, used by the back-off (sync/backoff.h): arm raises
  * this PE's flag, orders it (see above) and returns the bell to sleep on;
- * sleep waits on it for at most timeout_ns; disarm drops a flag no writer
- * cleared. Return 0 where this PE has no wake word (no futex sleeps). */
+ * sleep waits on it for at most timeout_ns. arm returns 0 where this PE
+ * has no wake word (no futex sleeps). */
 int shoal_wake_arm(uint32_t *bell);
 void shoal_wake_sleep(uint32_t bell, long timeout_ns);
-void shoal_wake_disarm(void);
+/* A wait that armed ends: drops the flag, and counts the wait in
+ * shoal_wake_stats.rung_waits if the bell rang since first_bell. */
+void shoal_wake_end(uint32_t first_bell);
 
 #endif
