@@ -12,11 +12,12 @@
  *   comes back after a whole time slice (another program runs there) it
  *   yields 8 times and sleeps;
  * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
- *   waits ended within their spin ("spin paid off"), else 2048 polls, or
- *   256 when the CPUs are contended (a yield came back late, i.e. another
- *   task ran; or tasks waited for a CPU a tenth of the last interval, from
- *   the kernel's "some" total in /proc/pressure/cpu); then it yields (32
- *   times when contended, 256 when not) and sleeps.
+ *   waits ended within their spin ("spin paid off"), else 2048 polls (some
+ *   hundred microseconds); then it yields 256 times and sleeps, or, when
+ *   the CPUs are contended (a yield came back late, i.e. another task ran;
+ *   or tasks waited for a CPU a tenth of the last interval, from the
+ *   kernel's "some" total in /proc/pressure/cpu), yields 32 times, none if
+ *   a yield costs a whole time slice, and sleeps.
  * spin, yield and sleep fix the phases instead: spin only (never give the
  * core up), yield only, sleep at once. */
 #include "sync/backoff.h"
@@ -109,9 +110,11 @@ static void apply(void)
             /* Spinning pays while the writer runs at the same time; when
              * most waits outlast the spin, it only burns a core (another
              * task's, when the CPUs are contended). */
-            const unsigned long cap = pol.paid_percent >= 50 ? cfg : contended ? 256 : 2048;
+            const unsigned long cap = pol.paid_percent >= 50 ? cfg : 2048;
             spin = cfg < cap ? cfg : cap;
-            yields = contended ? 32 : 256;
+            /* A yield that costs a whole slice of another task (a hog)
+             * only delays the wake-up: sleep until rung instead. */
+            yields = !contended ? 256 : pol.yield_ns > YIELD_SLICE_NS ? 0 : 32;
         }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
