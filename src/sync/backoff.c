@@ -8,9 +8,11 @@
  * - PEs outnumber this host's cores: a waiter spinning holds the core its
  *   writer needs, so it spins a few polls, then yields, which hands the
  *   core to another PE (measured faster than a futex round trip at 4 and
- *   16 PEs on 2 cores, docs/bench/shared_cores.md); only where a yield
- *   comes back after a whole time slice (another program runs there) it
- *   yields 8 times and sleeps;
+ *   16 PEs on 2 cores, docs/bench/shared_cores.md), for about a millisecond
+ *   (by the measured cost of a yield), then sleeps: a PE idle for longer
+ *   would only take turns from the PEs that work. Where a yield comes back
+ *   after a whole time slice (another program runs there) it yields 8
+ *   times and sleeps;
  * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
  *   waits ended within their spin ("spin paid off"), else 2048 polls (some
  *   hundred microseconds); then it yields 256 times and sleeps, or, when
@@ -39,6 +41,7 @@ _Thread_local unsigned long shoal_backoff_started;
 #define SENSE_NS 10000000l           /* 10 ms between measures */
 #define YIELD_LATE_NS 3000l          /* a yield slower than this let another task run */
 #define YIELD_SLICE_NS 500000l       /* ... and this slow, a whole time slice of it */
+#define YIELD_PHASE_NS 1000000l      /* oversubscribed: yield about this long, then sleep */
 #define PRESSURE_CONTENDED_PERMILLE 100
 #define FUTEX_MAX_SLEEP_NS 2000000l  /* safety net of a futex sleep (wake.h) */
 #define FABRIC_MAX_SLEEP_NS 100000l  /* sleeps that must come back to drive the fabric */
@@ -56,6 +59,7 @@ static struct {
     unsigned long long psi_total_us;
     long psi_at;
     int sensing;
+    int yielded; /* a yield was timed since the last measure */
 } pol = {.yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -102,9 +106,11 @@ static void apply(void)
             /* Yielding hands the core to another PE, which moves the job
              * on; only when a yield comes back after a whole slice of some
              * other task does sleeping serve better. */
+            const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
             contended = 2;
             spin = cfg < 64 ? cfg : 64;
-            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : UINT_MAX;
+            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
+            if (yields < 8) yields = 8;
         } else {
             contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
             /* Spinning pays while the writer runs at the same time; when
@@ -129,6 +135,10 @@ static void sense(long now, int force)
     if (__atomic_exchange_n(&pol.sensing, 1, __ATOMIC_ACQUIRE)) return;
     pol.next_sense = now + SENSE_NS;
     pol.pressure_permille = read_pressure(now);
+    /* Waits that sleep without yielding time no yield: let an old late one
+     * fade, or the policy would never try yielding again. */
+    if (!__atomic_exchange_n(&pol.yielded, 0, __ATOMIC_RELAXED))
+        __atomic_store_n(&pol.yield_ns, __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED) / 2, __ATOMIC_RELAXED);
     const unsigned long started = shoal_backoff_started - started_seen;
     if (started >= 8) {
         pol.paid_percent = started > missed ? (int)(100 * (started - missed) / started) : 0;
@@ -148,6 +158,7 @@ static void timed_yield(void)
     const long t1 = now_ns();
     const long avg = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yield_ns, avg + ((t1 - t0) - avg) / 8, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.yielded, 1, __ATOMIC_RELAXED);
     sense(t1, 0);
 }
 
