@@ -20,7 +20,7 @@
 #include "sync/backoff.h"
 #include "sync/wake.h"
 
-static long word_p, word_amo, data[64];
+static long word_p, word_amo, data[64], ready;
 static uint64_t sig;
 static double stamp[4];
 
@@ -48,6 +48,10 @@ static void no_sleeper_no_ring(int me)
 {
     shmem_barrier_all();
     if (me == 0) {
+        /* PE 1 says when it has left the barrier: until then its wait there
+         * may still be flagged (armed, about to see the release). */
+        shmem_long_wait_until(&ready, SHMEM_CMP_EQ, 1);
+        CHECK(!shoal_wake_peer_asleep(1));
         const uint64_t rings = __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED);
         long src[64];
         for (int i = 0; i < 2000; i++) {
@@ -62,6 +66,7 @@ static void no_sleeper_no_ring(int me)
                   (unsigned long long)(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) - rings));
         shmem_long_p(&word_p, -1, 1); /* done */
     } else if (me == 1) {
+        shmem_long_p(&ready, 1, 0);
         /* Computes (no Shoal wait) until PE 0 is done. */
         while (__atomic_load_n(&word_p, __ATOMIC_ACQUIRE) != -1) compute_for(0.001);
     }
@@ -71,7 +76,7 @@ static void no_sleeper_no_ring(int me)
         CHECK(sig == 2000);
         for (int k = 0; k < 64; k++) CHECK_MSG(data[k] == 1999 * 64 + k, "data[%d] = %ld", k, data[k]);
     }
-    word_p = word_amo = 0;
+    word_p = word_amo = ready = 0;
     sig = 0;
     shmem_barrier_all();
 }
