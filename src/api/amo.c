@@ -4,6 +4,7 @@
 
 #include "api/check.h"
 #include "observe/observe.h"
+#include "sync/wake.h"
 
 void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetched, const void *operand,
                    const void *cond, size_t elem, int pe, const char *call)
@@ -22,5 +23,6 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
     uint64_t value = operand ? shoal_elem_load(operand, elem) : 0, expected = cond ? shoal_elem_load(cond, elem) : 0, old;
     shoal_status_t st = shoal_route_amo(ctx->tctx, seg, off, pe, elem, op, value, expected, fetched ? &old : NULL);
     if (SHOAL_UNLIKELY(st != SHOAL_OK)) shoal_api_fail(call, "atomic on PE %d failed: %s", pe, shoal_status_str(st));
+    if (op != SHOAL_AMO_FETCH) shoal_wake(pe);
     if (fetched) shoal_elem_store(fetched, old, elem);
 }

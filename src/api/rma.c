@@ -20,6 +20,7 @@
 #ifdef SHOAL_HAVE_CUDA
 #include "cuda/gpu_rma.h"
 #endif
+#include "sync/wake.h"
 
 static void transfer_error(const char *call, int pe, shoal_status_t st)
 {
@@ -50,6 +51,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         memcpy(remote, source, bytes);
+        shoal_wake(pe);
         return;
     }
     shoal_status_t st = shoal_rt.transport->put(ctx->tctx, pe, seg, off, source, bytes);
@@ -148,6 +150,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         store_element(remote, value, elem);
+        shoal_wake(pe);
         return;
     }
     shoal_status_t st = shoal_rt.transport->put(ctx->tctx, pe, seg, off, value, elem);
@@ -224,8 +227,10 @@ static void strided_transfer(int is_put, shmem_ctx_t ctx, void *dest, const void
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         if (is_put)
+        {
             strided_copy(remote, dst * (ptrdiff_t)elem, source, sst * (ptrdiff_t)elem, count, run_bytes);
-        else
+            shoal_wake(pe);
+        } else
             strided_copy(dest, dst * (ptrdiff_t)elem, remote, sst * (ptrdiff_t)elem, count, run_bytes);
         return;
     }

@@ -43,6 +43,7 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
             uint64_t now = __atomic_add_fetch(remote, signal, __ATOMIC_RELEASE);
             SHOAL_OBS_SIGNAL_SENT(pe, seg, off, now);
         }
+        shoal_wake(pe);
         return;
     }
     shoal_status_t st = shoal_rt.transport->amo(ctx->tctx, pe, seg, off, 8,
@@ -127,6 +128,7 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
         uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
         if (shoal_cmp_holds(u64, cmp, v, cmp_value)) {
             SHOAL_OBS_WAIT_SEEN(sp, sig_addr, v);
+            shoal_backoff_end(&b);
             return v;
         }
         shoal_backoff_wait(&b);

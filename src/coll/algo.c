@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/hosts.h"
@@ -45,6 +46,18 @@ shoal_status_t shoal_coll_setup(char *err, size_t errlen)
     return setup_status;
 }
 
+/* More PEs on this machine than CPUs online: the same on every member of
+ * a group whose members are all direct (one machine). */
+static int oversubscribed(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        cached = cpus > 0 && shoal_rt.machine_pes > cpus;
+    }
+    return cached;
+}
+
 static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
 {
     const int oneshot_fits =
@@ -74,7 +87,12 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      * measured (2-8 PEs, 8 B to 1 MiB): the work is spread over all members
      * and nothing is staged through a root; the dissemination barrier beats
      * the central counter even at 2 PEs. */
-    if (shoal_coll_all_direct(g)) return SHOAL_ALGO_DIRECT;
+    if (shoal_coll_all_direct(g))
+        /* ... except the barrier where this machine runs more PEs than it
+         * has cores: the dissemination's log2(n) rounds each wait for one
+         * peer, often a preempted one; the flat counter (sync.c) waits
+         * once, for the last to arrive (docs/bench/shared_cores.md). */
+        return kind == SHOAL_COLL_BARRIER && g->epoch && oversubscribed() ? SHOAL_ALGO_LINEAR : SHOAL_ALGO_DIRECT;
     /* Some member is reached only through RMA (another host, or
      * SHMEM_TRANSPORT=ofi). Every member sees that alike: a group spans
      * hosts for all of its members, and the setting is the job's. There

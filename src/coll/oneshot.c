@@ -69,13 +69,15 @@ static void write_line(const struct shoal_group *g, int owner, uint64_t tag, con
     struct shoal_oneshot_line *line = line_of(g, owner, (int)(tag & 1), g->rank);
     memcpy(line->data, data, bytes);
     __atomic_store_n(&line->tag, tag, __ATOMIC_RELEASE);
+    shoal_wake(shoal_group_pe(g, owner));
 }
 
 static const struct shoal_oneshot_line *await_line(const struct shoal_group *g, uint64_t tag, int writer)
 {
     const struct shoal_oneshot_line *line = line_of(g, g->rank, (int)(tag & 1), writer);
-    struct shoal_backoff b = {0};
+    struct shoal_backoff b = {.waits_on = shoal_group_pe(g, writer) + 1};
     while (__atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
     return line;
 }
 

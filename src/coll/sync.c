@@ -2,7 +2,17 @@
  *
  * dissemination: shoal_group_sync, ceil(log2 N) rounds of one remote flag
  *   each (sync/barrier.c states its invariants).
- * linear: a central counter. Members other than rank 0 add one to rank 0's
+ * linear, epoch mode (teams): one counter and one release word, both on
+ *   rank 0. Every member adds one to ARRIVE, which only grows (n per
+ *   barrier); the member whose add completes a multiple of n arrived last
+ *   and stores the epoch in rank 0's RELEASE, then rings every member that
+ *   sleeps (sync/wake.h); the others wait for that word. Two steps and no
+ *   member waits on another's turn: what counts when PEs outnumber cores,
+ *   where each step may wait for a preempted PE (auto picks it there).
+ *   Barrier k+1's adds cannot start before barrier k's last add (nobody
+ *   leaves k before it), so the counter's multiples of n mark barriers.
+ * linear, counting mode (pSync): a central counter. Members other than
+ *   rank 0 add one to rank 0's
  *   ARRIVE word and wait on their own RELEASE word; rank 0 waits until
  *   ARRIVE holds N-1, takes N-1 back off it, then releases each member.
  *   Rank 0 takes the arrivals back before releasing anyone, and nobody can
@@ -24,12 +34,33 @@
 #include "coll/peer.h"
 #include "sync/backoff.h"
 #include "sync/group.h"
+#include "sync/wake.h"
+
+static void flat_barrier(struct shoal_group *g, uint64_t epoch)
+{
+    const int n = g->size;
+    const uint64_t old = shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, 1);
+    if ((old + 1) % (uint64_t)n == 0) {
+        shoal_group_aux_store(g, 0, SHOAL_COLL_AUX_RELEASE, epoch);
+        for (int r = 1; r < n; r++) shoal_wake(shoal_group_pe(g, r));
+        return;
+    }
+    struct shoal_backoff b = {0};
+    const uint64_t *release = shoal_route_direct(g->seg, g->aux_offset + SHOAL_COLL_AUX_RELEASE * sizeof(uint64_t),
+                                                 shoal_group_pe(g, 0));
+    while (__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
+}
 
 static void linear_barrier(struct shoal_group *g)
 {
     const int n = g->size;
     const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
     if (n == 1) return;
+    if (g->epoch && shoal_coll_all_direct(g)) {
+        flat_barrier(g, epoch);
+        return;
+    }
     struct shoal_backoff b = {0};
     if (g->rank != 0) {
         shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, 1);

@@ -71,12 +71,20 @@ struct shoal_finalize_words {
     _Alignas(64) uint64_t waits[2];
 };
 
+/* This PE's sleeping waits (sync/wake.h): a flag writers check after a
+ * store into this PE, and the futex word they ring. */
+struct shoal_wake_word {
+    _Alignas(64) uint32_t sleepers;
+    uint32_t bell;
+};
+
 struct shoal_internal_area {
     /* Team slots in use on this PE; peers read it when agreeing on a slot. */
     _Alignas(64) uint64_t team_slots_used[SHOAL_TEAM_SLOTS_MAX / 64];
     _Alignas(64) struct shoal_team_sync team_sync[SHOAL_TEAM_SLOTS_MAX];
     _Alignas(64) struct shoal_team_oneshot team_oneshot[SHOAL_TEAM_SLOTS_MAX];
     _Alignas(64) struct shoal_finalize_words finalize;
+    _Alignas(64) struct shoal_wake_word wake;
 };
 
 _Static_assert(sizeof(struct shoal_internal_area) <= SHOAL_INTERNAL_AREA,

@@ -1,6 +1,34 @@
-/* backoff.c: the spin budget of waits. */
+/* backoff.c: the waiting policy (backoff.h).
+ *
+ * Policy, SHMEM_WAIT_POLICY=auto: a wait spins for a budget of polls, then
+ * yields a few times, then sleeps on its futex until a writer rings it. The
+ * budget follows what the PE last measured, at most every SENSE_NS and only
+ * from waits already past their spin (a wait that ends while spinning costs
+ * nothing extra):
+ * - PEs outnumber this host's cores: a waiter spinning holds the core its
+ *   writer needs, so it spins a few polls, then yields, which hands the
+ *   core to another PE (measured faster than a futex round trip at 4 and
+ *   16 PEs on 2 cores, docs/bench/shared_cores.md), for about a millisecond
+ *   (by the measured cost of a yield), then sleeps: a PE idle for longer
+ *   would only take turns from the PEs that work. Where a yield comes back
+ *   after a whole time slice (another program runs there) it yields 8
+ *   times and sleeps;
+ * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
+ *   waits ended within their spin ("spin paid off"), else 2048 polls (some
+ *   hundred microseconds); then it yields 256 times and sleeps, or, when
+ *   the CPUs are contended (a yield came back late, i.e. another task ran;
+ *   or tasks waited for a CPU a tenth of the last interval, from the
+ *   kernel's "some" total in /proc/pressure/cpu), yields 32 times, none if
+ *   a yield costs a whole time slice, and sleeps.
+ * spin, yield and sleep fix the phases instead: spin only (never give the
+ * core up), yield only, sleep at once. */
 #include "sync/backoff.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -8,17 +36,212 @@ unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
 void (*shoal_backoff_progress)(void);
 uint64_t *shoal_backoff_naps;
+_Thread_local unsigned long shoal_backoff_started;
 
-void shoal_backoff_configure(long configured_spin, int local_pes)
+#define SENSE_NS 10000000l           /* 10 ms between measures */
+#define YIELD_LATE_NS 3000l          /* a yield slower than this let another task run */
+#define YIELD_SLICE_NS 500000l       /* ... and this slow, a whole time slice of it */
+#define YIELD_PHASE_NS 1000000l      /* oversubscribed: yield about this long, then sleep */
+#define PRESSURE_CONTENDED_PERMILLE 100
+#define FUTEX_MAX_SLEEP_NS 2000000l  /* safety net of a futex sleep (wake.h) */
+#define FABRIC_MAX_SLEEP_NS 100000l  /* sleeps that must come back to drive the fabric */
+
+static struct {
+    enum shoal_wait_policy policy;
+    unsigned long configured_spin;
+    unsigned yields;
+    int contended;
+    long yield_ns;
+    int pressure_permille;
+    int paid_percent;
+    long next_sense;
+    int psi_fd;
+    unsigned long long psi_total_us;
+    long psi_at;
+    int sensing;
+    int yielded; /* a yield was timed since the last measure */
+} pol = {.yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
+
+static _Thread_local unsigned long started_seen, missed;
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000l + ts.tv_nsec;
+}
+
+/* Share of the time since the last read that some task waited for a CPU,
+ * in permille, or -1 where the kernel does not tell. */
+static int read_pressure(long now)
+{
+    char buf[256];
+    if (pol.psi_fd < 0) return -1;
+    ssize_t n = pread(pol.psi_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "total=");
+    if (!t) return -1;
+    unsigned long long total = strtoull(t + 6, NULL, 10);
+    int permille = -1;
+    if (pol.psi_at && now > pol.psi_at)
+        permille = (int)((total - pol.psi_total_us) * 1000000ull / (unsigned long long)(now - pol.psi_at));
+    pol.psi_total_us = total;
+    pol.psi_at = now;
+    return permille > 1000 ? 1000 : permille;
+}
+
+static void apply(void)
+{
+    const unsigned long cfg = pol.configured_spin;
+    unsigned long spin = cfg;
+    unsigned yields = 256;
+    int contended = 0;
+    switch (pol.policy) {
+    case SHOAL_WAIT_SPIN_ONLY: spin = ULONG_MAX; yields = 0; break;
+    case SHOAL_WAIT_YIELD: spin = 0; yields = UINT_MAX; break;
+    case SHOAL_WAIT_SLEEP: spin = 0; yields = 0; break;
+    default:
+        if (shoal_backoff_oversubscribed) {
+            /* Yielding hands the core to another PE, which moves the job
+             * on; only when a yield comes back after a whole slice of some
+             * other task does sleeping serve better. */
+            const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
+            contended = 2;
+            spin = cfg < 64 ? cfg : 64;
+            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
+            if (yields < 8) yields = 8;
+        } else {
+            contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
+            /* Spinning pays while the writer runs at the same time; when
+             * most waits outlast the spin, it only burns a core (another
+             * task's, when the CPUs are contended). */
+            const unsigned long cap = pol.paid_percent >= 50 ? cfg : 2048;
+            spin = cfg < cap ? cfg : cap;
+            /* A yield that costs a whole slice of another task (a hog)
+             * only delays the wake-up: sleep until rung instead. */
+            yields = !contended ? 256 : pol.yield_ns > YIELD_SLICE_NS ? 0 : 32;
+        }
+    }
+    __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
+    __atomic_store_n(&shoal_backoff_spin, spin, __ATOMIC_RELAXED);
+}
+
+/* One thread at a time takes the measure; the others keep waiting. */
+static void sense(long now, int force)
+{
+    if (!force && now < __atomic_load_n(&pol.next_sense, __ATOMIC_RELAXED)) return;
+    if (__atomic_exchange_n(&pol.sensing, 1, __ATOMIC_ACQUIRE)) return;
+    pol.next_sense = now + SENSE_NS;
+    pol.pressure_permille = read_pressure(now);
+    /* Waits that sleep without yielding time no yield: let an old late one
+     * fade, or the policy would never try yielding again. */
+    if (!__atomic_exchange_n(&pol.yielded, 0, __ATOMIC_RELAXED))
+        __atomic_store_n(&pol.yield_ns, __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED) / 2, __ATOMIC_RELAXED);
+    const unsigned long started = shoal_backoff_started - started_seen;
+    if (started >= 8) {
+        pol.paid_percent = started > missed ? (int)(100 * (started - missed) / started) : 0;
+        started_seen = shoal_backoff_started;
+        missed = 0;
+    }
+    apply();
+    __atomic_store_n(&pol.sensing, 0, __ATOMIC_RELEASE);
+}
+
+void shoal_backoff_sense_now(void) { sense(now_ns(), 1); }
+
+static void timed_yield(void)
+{
+    const long t0 = now_ns();
+    sched_yield();
+    const long t1 = now_ns();
+    const long avg = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.yield_ns, avg + ((t1 - t0) - avg) / 8, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.yielded, 1, __ATOMIC_RELAXED);
+    sense(t1, 0);
+}
+
+static void count_nap(const struct shoal_backoff *b)
+{
+    uint64_t *naps = __atomic_load_n(&shoal_backoff_naps, __ATOMIC_RELAXED);
+    if (!naps) return;
+    if (b->sleeps == 0) __atomic_fetch_add(&naps[0], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&naps[1], 1, __ATOMIC_RELAXED);
+}
+
+void shoal_backoff_slow(struct shoal_backoff *b)
+{
+    const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
+    const unsigned long past = b->polls - 1 - (b->polls - 1 < spin ? b->polls - 1 : spin);
+    if (past == 0) missed++;
+    if (past < __atomic_load_n(&pol.yields, __ATOMIC_RELAXED)) {
+        timed_yield();
+        return;
+    }
+    if (past == 0 || (past & 63) == 0) sense(now_ns(), 0);
+    /* With a fabric the wait must come back to drive it, and a PE without
+     * a mapped wake word has no bell: both keep the timer schedule. */
+    if (shoal_backoff_progress || !shoal_wake_word_of(shoal_rt.my_pe)) {
+        count_nap(b);
+        long ns = 1000l << (b->sleeps < 7 ? b->sleeps : 7);
+        if (ns > FABRIC_MAX_SLEEP_NS) ns = FABRIC_MAX_SLEEP_NS;
+        b->sleeps++;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    if (!b->armed) {
+        /* Raise the flag, then let the caller check its condition once
+         * more before sleeping (wake.h: the lost wake-up). */
+        b->armed = shoal_wake_arm(&b->bell);
+        if (b->armed && !b->sleeps) b->first_bell = b->bell;
+        return;
+    }
+    count_nap(b);
+    long ns = 50000l << (b->sleeps < 6 ? b->sleeps : 6);
+    if (ns > FUTEX_MAX_SLEEP_NS) ns = FUTEX_MAX_SLEEP_NS;
+    b->sleeps++;
+    shoal_wake_sleep(b->bell, ns);
+    b->armed = 0;
+}
+
+void shoal_backoff_end(struct shoal_backoff *b)
+{
+    if (b->armed || b->sleeps) shoal_wake_end(b->first_bell);
+}
+
+void shoal_backoff_configure(long configured_spin, const char *policy, int local_pes)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0 &&
+        CPU_COUNT(&allowed) < cores)
+        cores = CPU_COUNT(&allowed);
     if (configured_spin < 0) configured_spin = 0;
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
-    if (shoal_backoff_oversubscribed && configured_spin > 64) configured_spin = 64;
-    shoal_backoff_spin = (unsigned long)configured_spin;
+    pol.configured_spin = (unsigned long)configured_spin;
+    pol.policy = !policy || !strcmp(policy, "auto") ? SHOAL_WAIT_AUTO
+                 : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY
+                 : !strcmp(policy, "yield")         ? SHOAL_WAIT_YIELD
+                                                    : SHOAL_WAIT_SLEEP;
+    if (pol.psi_fd < 0) pol.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+    read_pressure(now_ns());
+    apply();
     /* The default 50 us timer slack would stretch the shortest back-off
      * sleeps (1 us) fifty-fold; waits need them short. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
+void shoal_backoff_query(struct shoal_backoff_state *out)
+{
+    out->policy = pol.policy;
+    out->contended = __atomic_load_n(&pol.contended, __ATOMIC_RELAXED);
+    out->spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
+    out->yields = __atomic_load_n(&pol.yields, __ATOMIC_RELAXED);
+    out->yield_ns = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
+    out->pressure_permille = pol.pressure_permille;
+    out->spin_paid_percent = pol.paid_percent;
 }

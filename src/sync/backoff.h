@@ -1,7 +1,12 @@
-/* backoff.h: how a PE waits. It spins (cheap, lowest latency when every PE
- * has a core), then yields, then sleeps with growing pauses so that more PEs
- * than cores (8 PEs on 2 cores) still make progress. The spin budget comes
- * from SHMEM_WAIT_SPIN and shrinks when the host is oversubscribed. */
+/* backoff.h: how a PE waits. It spins (cheapest and fastest while every
+ * PE has a core of its own), then yields, then sleeps on a futex that the
+ * writer rings (sync/wake.h), so a waiter needs no core until its word
+ * changes. How long each phase lasts follows the machine as it is now
+ * (backoff.c, "policy"): spinning shrinks when the CPUs are contended (a
+ * yield that comes back late, CPU pressure from /proc/pressure/cpu), when
+ * recent spins did not pay off, and when this host runs more PEs than
+ * cores. SHMEM_WAIT_POLICY=spin|yield|sleep and SHMEM_WAIT_SPIN override
+ * the choice. */
 #ifndef SHOAL_SYNC_BACKOFF_H
 #define SHOAL_SYNC_BACKOFF_H
 
@@ -9,11 +14,20 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "sync/wake.h"
+
 struct shoal_backoff {
     unsigned long polls;
+    /* World PE + 1 whose store ends the wait, or 0 (unknown): while that PE
+     * sleeps itself, spinning cannot pay off. */
+    int waits_on;
+    int armed;     /* this wait raised the sleepers flag (sync/wake.h) */
+    uint32_t bell; /* the bell read when arming */
+    uint32_t first_bell; /* ... the first time (valid once sleeps or armed) */
+    unsigned sleeps;
 };
 
-/* Polls spent spinning before yielding; set at start-up. */
+/* Polls spent spinning before yielding, as the policy chose it last. */
 extern unsigned long shoal_backoff_spin;
 /* Nonzero when this host runs more PEs than it has cores; set at start-up. */
 extern int shoal_backoff_oversubscribed;
@@ -36,30 +50,28 @@ static inline void shoal_cpu_relax(void)
 #endif
 }
 
-#define SHOAL_BACKOFF_YIELDS 256ul
-#define SHOAL_BACKOFF_MAX_SLEEP_NS 100000l
+/* Yields, sense-taking and sleeps: past the spin budget. */
+void shoal_backoff_slow(struct shoal_backoff *b);
+/* Waits of this thread that did not hold at their first check. */
+extern _Thread_local unsigned long shoal_backoff_started;
 
 static inline void shoal_backoff_wait(struct shoal_backoff *b)
 {
     unsigned long n = b->polls++;
+    if (n == 0) shoal_backoff_started++;
     if (shoal_backoff_progress && (n >= shoal_backoff_spin || (n & 15) == 0)) shoal_backoff_progress();
     if (n < shoal_backoff_spin) {
+        /* The awaited PE sleeps: it stores nothing until woken, so stop. */
+        if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = shoal_backoff_spin;
         shoal_cpu_relax();
-    } else if (n < shoal_backoff_spin + SHOAL_BACKOFF_YIELDS) {
-        sched_yield();
-    } else {
-        unsigned long k = n - shoal_backoff_spin - SHOAL_BACKOFF_YIELDS;
-        uint64_t *naps = __atomic_load_n(&shoal_backoff_naps, __ATOMIC_RELAXED);
-        if (naps) {
-            if (k == 0) __atomic_fetch_add(&naps[0], 1, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&naps[1], 1, __ATOMIC_RELAXED);
-        }
-        long ns = 1000l << (k < 7 ? k : 7);
-        if (ns > SHOAL_BACKOFF_MAX_SLEEP_NS) ns = SHOAL_BACKOFF_MAX_SLEEP_NS;
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
+        return;
     }
+    shoal_backoff_slow(b);
 }
+
+/* After the wait's loop: drops this PE's sleepers flag if the wait raised
+ * it and no writer cleared it (else the next writer rings for nothing). */
+void shoal_backoff_end(struct shoal_backoff *b);
 
 /* A non-blocking poll that failed (shmem_test_lock) is usually called again
  * at once by a loop in the program. With more PEs than cores, such a loop
@@ -71,8 +83,25 @@ static inline void shoal_backoff_poll_failed(void)
     if (shoal_backoff_oversubscribed) sched_yield();
 }
 
-/* Chooses the spin budget from the setting and the number of PEs sharing
- * this host's cores. */
-void shoal_backoff_configure(long configured_spin, int local_pes);
+/* SHMEM_WAIT_POLICY values. */
+enum shoal_wait_policy { SHOAL_WAIT_AUTO, SHOAL_WAIT_SPIN_ONLY, SHOAL_WAIT_YIELD, SHOAL_WAIT_SLEEP };
+
+/* Chooses the spin budget from the settings and the number of PEs sharing
+ * this host's cores. policy is a SHMEM_WAIT_POLICY word. */
+void shoal_backoff_configure(long configured_spin, const char *policy, int local_pes);
+
+/* What the adaptive policy sees and chose, for SHMEM_INFO and tests. */
+struct shoal_backoff_state {
+    enum shoal_wait_policy policy;
+    int contended;          /* 0 quiet, 1 CPUs contended, 2 PEs outnumber cores */
+    unsigned long spin;     /* polls before yielding */
+    unsigned yields;        /* yields before sleeping */
+    long yield_ns;          /* how long a yield took to come back (moving average) */
+    int pressure_permille;  /* share of time tasks waited for a CPU, last interval; -1 unknown */
+    int spin_paid_percent;  /* of recent waits, those that ended while spinning */
+};
+void shoal_backoff_query(struct shoal_backoff_state *out);
+/* Takes the machine's measure now (tests; waits do it every few ms). */
+void shoal_backoff_sense_now(void);
 
 #endif

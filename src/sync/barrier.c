@@ -14,13 +14,15 @@
 #include "core/route.h"
 #include "sync/backoff.h"
 #include "sync/group.h"
+#include "sync/wake.h"
 #include "sync/word.h"
 
 #include <stdio.h>
 
 void shoal_barrier_init(void)
 {
-    shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.machine_pes);
+    shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.config.wait_policy, shoal_rt.machine_pes);
+    shoal_wake_setup();
     shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
 }
 
@@ -68,6 +70,7 @@ static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64
             __atomic_store_n(p, v, __ATOMIC_RELEASE);
         else
             __atomic_fetch_add(p, 1, __ATOMIC_RELEASE);
+        shoal_wake(pe);
         return;
     }
     if (!*fenced) shoal_rt.transport->fence(NULL);
@@ -85,7 +88,7 @@ void shoal_group_sync(struct shoal_group *g)
     for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
         const int peer = shoal_group_pe(g, (me + dist) % n);
         const uint64_t *mine = shoal_route_direct(g->seg, round_offset(g, r), my_pe);
-        struct shoal_backoff b = {0};
+        struct shoal_backoff b = {.waits_on = shoal_group_pe(g, (me - dist % n + n) % n) + 1};
         round_signal(g, round_offset(g, r), peer, epoch, &fenced);
         if (g->epoch) {
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
@@ -93,5 +96,6 @@ void shoal_group_sync(struct shoal_group *g)
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
             shoal_word_add(g->seg, round_offset(g, r), my_pe, (uint64_t)-1);
         }
+        shoal_backoff_end(&b);
     }
 }

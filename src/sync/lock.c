@@ -96,7 +96,9 @@ static shoal_status_t tail_amo(int seg, size_t offset, enum shoal_amo_op op, uin
 static shoal_status_t node_or(int seg, size_t offset, int pe, uint32_t bits)
 {
     uint64_t ignored;
-    return shoal_route_amo(NULL, seg, offset + NODE_AT, pe, 4, SHOAL_AMO_OR, bits, 0, &ignored);
+    shoal_status_t st = shoal_route_amo(NULL, seg, offset + NODE_AT, pe, 4, SHOAL_AMO_OR, bits, 0, &ignored);
+    shoal_wake(pe);
+    return st;
 }
 
 static uint32_t me_plus_one(void) { return (uint32_t)shoal_rt.my_pe + 1; }
@@ -110,6 +112,7 @@ shoal_status_t shoal_lock_acquire(int seg, size_t offset)
     st = node_or(seg, offset, (int)pred - 1, me_plus_one());
     struct shoal_backoff b = {0};
     while (st == SHOAL_OK && !(node_load(seg, offset) & GRANTED)) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
     return st;
 }
 
@@ -133,6 +136,7 @@ shoal_status_t shoal_lock_release(int seg, size_t offset)
         /* Someone swapped in after me: wait until it has linked. */
         struct shoal_backoff b = {0};
         while (!(succ = node_load(seg, offset) & SUCCESSOR_MASK)) shoal_backoff_wait(&b);
+        shoal_backoff_end(&b);
     }
     return node_or(seg, offset, (int)succ - 1, GRANTED);
 }

@@ -65,15 +65,15 @@ void shoal_wait_scalar(struct shoal_scalar t, const void *ivar, int cmp, uint64_
 {
     struct shoal_backoff b = {0};
     while (!shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), value)) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
 }
 
-size_t shoal_wait_set(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
-                      const int *status, int cmp, uint64_t value, const void *values,
-                      enum shoal_wait_mode mode, int blocking, size_t start)
+static size_t wait_set_loop(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
+                            const int *status, int cmp, uint64_t value, const void *values,
+                            enum shoal_wait_mode mode, int blocking, size_t start, struct shoal_backoff *b)
 {
     const char *base = ivars;
     const char *rhs_base = values;
-    struct shoal_backoff b = {0};
     if (start >= nelems) start = 0;
     for (;;) {
         size_t active = 0, satisfied = 0;
@@ -102,6 +102,16 @@ size_t shoal_wait_set(struct shoal_scalar t, const void *ivars, size_t nelems, s
             if (satisfied > 0 || active == 0 || !blocking) return satisfied;
             break;
         }
-        shoal_backoff_wait(&b);
+        shoal_backoff_wait(b);
     }
+}
+
+size_t shoal_wait_set(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
+                      const int *status, int cmp, uint64_t value, const void *values,
+                      enum shoal_wait_mode mode, int blocking, size_t start)
+{
+    struct shoal_backoff b = {0};
+    size_t result = wait_set_loop(t, ivars, nelems, indices, status, cmp, value, values, mode, blocking, start, &b);
+    shoal_backoff_end(&b);
+    return result;
 }

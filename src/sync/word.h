@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/route.h"
+#include "sync/wake.h"
 
 void shoal_word_fail(const char *what, int pe, shoal_status_t st) __attribute__((noreturn));
 
@@ -23,6 +24,7 @@ static inline void shoal_word_store(int seg, size_t off, int pe, uint64_t v)
     uint64_t *p = shoal_route_direct(seg, off, pe);
     if (p) {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        shoal_wake(pe);
         return;
     }
     shoal_rt.transport->fence(NULL);
@@ -48,6 +50,7 @@ static inline uint64_t shoal_word_add(int seg, size_t off, int pe, uint64_t v)
     uint64_t old = 0;
     shoal_status_t st = shoal_route_amo(NULL, seg, off, pe, 8, SHOAL_AMO_ADD, v, 0, &old);
     if (st != SHOAL_OK) shoal_word_fail("updating a synchronisation word", pe, st);
+    shoal_wake(pe);
     return old;
 }
 

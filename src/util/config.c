@@ -28,9 +28,17 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_INFO", SHOAL_CONFIG_BOOL, "0", "Print the configuration in force at start-up (PE 0).",
      FIELD(print_info)},
     {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
-     "Polls a waiting PE spins before it starts to yield and sleep, 0 to 10000000 (some milliseconds of spinning; "
-     "fewer when PEs outnumber cores).",
+     "Most polls a waiting PE spins before it starts to yield and sleep, 0 to 10000000 (some milliseconds of "
+     "spinning); under SHMEM_WAIT_POLICY=auto waits spin less while the CPUs are contended or PEs outnumber cores "
+     "(docs/design.md, 'Waiting on shared cores', says when setting it still helps).",
      FIELD(wait_spin), .min = 0, .max = 10000000, .unit = "polls"},
+    /* issue 17 (h-wait): waits on shared cores */
+    {"SHMEM_WAIT_POLICY", SHOAL_CONFIG_STRING, "auto",
+     "How a waiting PE passes the time: 'auto' (spin, then yield, then sleep until the writer wakes it, "
+     "each phase as long as the machine's contention measured while running allows), 'spin' (never give "
+     "the core up), 'yield' (yield at once, never sleep) or 'sleep' (sleep at once). When a manual setting "
+     "still helps, with measurements: docs/design.md, 'Waiting on shared cores'.",
+     FIELD(wait_policy), .choices = "auto|spin|yield|sleep"},
     {"SHMEM_TRANSPORT", SHOAL_CONFIG_STRING, "auto",
      "How PEs reach each other: 'auto' (shared memory on this host; between hosts as SHMEM_ENCRYPT decides), "
      "'shm' (one host only), 'ofi' (libfabric for every PE, this host's included) or 'tls' (encrypted TLS "

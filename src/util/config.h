@@ -24,6 +24,7 @@ struct shoal_config {
     int print_version;
     int print_info;
     long wait_spin;
+    const char *wait_policy; /* auto, spin, yield, sleep */
     const char *transport;
     const char *encrypt; /* auto, required, off: data between hosts */
     long teams_max;

@@ -1,0 +1,96 @@
+#!/bin/sh
+# bench_shared_cores.sh: waits and collectives when PEs share or outnumber
+# cores (issue 17), Shoal against Open MPI's OSHMEM in the same run.
+# Scenarios, each on CPUs 0 and 1 (taskset), so "2 cores" holds on any host:
+#   quiet   2 PEs
+#   hog     2 PEs and one busy-loop process
+#   4on2    4 PEs
+#   16on2   16 PEs
+# Figures: pingpong (p + wait_until, half round trip, bench_p2p), and from
+# bench_coll at 8 bytes: barrier_all, sum_reduce (8-byte long sum_to_all),
+# fcollect (fcollect64 of 8 bytes). Libraries/settings: OSHMEM; Shoal with
+# SHMEM_WAIT_POLICY=auto (the default), spin, yield and sleep. The order of
+# the five rotates from run to run. A run that passes RUN_TIMEOUT seconds
+# (spinning on shared cores can take minutes) is recorded as a timeout.
+# Writes docs/bench/shared_cores.csv, .md and .png (or into $OUT).
+# Settings: REPS=1 (alternations; the report takes medians), RUN_TIMEOUT=25.
+# Both projects name their launcher oshrun: only absolute paths are used.
+set -e
+cd "$(dirname "$0")/.."
+root=$PWD
+REPS=${REPS:-1}
+RUN_TIMEOUT=${RUN_TIMEOUT:-25}
+OUT=${OUT:-$root/docs/bench}
+build=$root/build-shared-cores
+mkdir -p "$OUT" "$build/shoal" "$build/peer" "$build/logs"
+[ -x /usr/bin/oshcc ] || sh scripts/deps.sh openmpi-bin libopenmpi-dev python3-matplotlib
+
+echo "== building Shoal (Release) and bench/ against both libraries"
+nice cmake -S . -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release -DSHOAL_BUILD_TESTS=OFF \
+    -DSHOAL_BUILD_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$build/install" >/dev/null
+nice cmake --build "$build/cmake" -j2 >/dev/null
+cmake --install "$build/cmake" >/dev/null
+cflags="-O2 -std=c11 -D_GNU_SOURCE -pthread"
+for prog in p2p coll; do
+    "$build/install/bin/oshcc" $cflags -o "$build/shoal/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
+    /usr/bin/oshcc $cflags -o "$build/peer/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
+done
+
+cpus=0,1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+run_lib() { # lib pes log program args...
+    lib=$1 n=$2 log=$3; shift 3
+    case $lib in
+    oshmem)
+        timeout "$RUN_TIMEOUT" taskset -c $cpus /usr/bin/oshrun --oversubscribe --bind-to none --mca osc ^rdma \
+            --mca spml ucx --mca btl self,vader --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo \
+            -x UCX_TLS=self,sm -x UCX_NET_DEVICES=lo -np "$n" "$build/peer/$@" >"$log" 2>&1 ;;
+    *)
+        SHMEM_WAIT_POLICY=${lib#shoal-} timeout "$RUN_TIMEOUT" taskset -c $cpus \
+            "$build/install/bin/oshrun" -n "$n" "$build/shoal/$@" >"$log" 2>&1 ;;
+    esac
+}
+
+csv=$OUT/shared_cores.csv
+echo "scenario,pes,load1,library,figure,value_us,rep" >"$csv"
+libs="oshmem shoal-auto shoal-spin shoal-yield shoal-sleep"
+turn=0
+scenario() { # name pes
+    name=$1 n=$2
+    if [ "$n" -le 2 ]; then p2p_iters=2000 coll_iters=300; elif [ "$n" -le 4 ]; then p2p_iters=500 coll_iters=200
+    else p2p_iters=100 coll_iters=40; fi
+    rep=1
+    while [ "$rep" -le "$REPS" ]; do
+        set -- $libs
+        k=$((turn % 5)); turn=$((turn + 1))
+        while [ "$k" -gt 0 ]; do first=$1; shift; set -- "$@" "$first"; k=$((k - 1)); done
+        for lib in "$@"; do
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            log=$build/logs/$name-$lib-p2p-$rep.txt
+            if run_lib "$lib" "$n" "$log" bench_p2p --only pingpong --iters $p2p_iters --runs 3; then
+                grep -E '^pingpong,' "$log" | awk -F, -v s="$name" -v l="$lib" -v r="$rep" -v ld="$load" \
+                    '{print s "," $3 "," ld "," l "," $1 "," $4 "," r}' >>"$csv"
+            else echo "$name,$n,$load,$lib,pingpong,timeout,$rep" >>"$csv"; fi
+            log=$build/logs/$name-$lib-coll-$rep.txt
+            if run_lib "$lib" "$n" "$log" bench_coll --only barrier_all --only sum_reduce --only fcollect \
+                --min-size 8 --max-size 8 --iters $coll_iters --runs 3; then
+                grep -E '^(barrier_all|sum_reduce|fcollect),' "$log" | awk -F, -v s="$name" -v l="$lib" -v r="$rep" \
+                    -v ld="$load" '{print s "," $3 "," ld "," l "," $1 "," $4 "," r}' >>"$csv"
+            else for f in barrier_all sum_reduce fcollect; do echo "$name,$n,$load,$lib,$f,timeout,$rep" >>"$csv"; done; fi
+        done
+        rep=$((rep + 1))
+    done
+    echo "   $name done (load $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+
+echo "== running (load $(cut -d' ' -f1-3 /proc/loadavg))"
+scenario quiet 2
+taskset -c 1 sh -c 'while :; do :; done' &
+hog=$!
+trap 'kill $hog 2>/dev/null' EXIT
+scenario hog 2
+kill $hog; trap - EXIT
+scenario 4on2 4
+scenario 16on2 16
+/usr/bin/python3 bench/shared_cores_report.py "$csv" "$OUT"
+echo "== done: $OUT/shared_cores.md, .csv, .png"

@@ -1,0 +1,97 @@
+/* wait_adapt: the adaptive wait policy (sync/backoff.c) under a CPU hog,
+ * read through its debug query (linked with the internal layers). One PE,
+ * pinned with a busy-loop child process to one CPU; a thread of the PE
+ * stores the awaited word 40 ms into each wait (shmem_long_p to itself,
+ * which also rings the PE's bell should the wait sleep), longer than the
+ * whole spin budget (65536 polls, some ms), so spinning never pays.
+ * 1. auto: after 12 such waits the policy reports the CPUs contended and a
+ *    spin budget of at most 2048 polls (if the machine looked quiet before,
+ *    that is a switch; on a loaded machine it was contended already);
+ * 2. manual spin and yield (reconfigured in place) hold under the same hog:
+ *    spin keeps an unbounded budget, yield none;
+ * every wait checks the value it waited for. */
+#include <pthread.h>
+#include <sched.h>
+#include <shmem.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api_util.h"
+#include "sync/backoff.h"
+
+static long word;
+static long round_no;
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 40000000l};
+    nanosleep(&ts, NULL);
+    shmem_long_p(&word, round_no, 0);
+    return NULL;
+}
+
+static struct shoal_backoff_state wait_once(long r)
+{
+    pthread_t t;
+    round_no = r;
+    CHECK(pthread_create(&t, NULL, writer, NULL) == 0);
+    shmem_long_wait_until(&word, SHMEM_CMP_EQ, r);
+    CHECK_MSG(word == r, "woke with %ld, expected %ld", word, r);
+    pthread_join(t, NULL);
+    struct shoal_backoff_state s;
+    shoal_backoff_query(&s);
+    return s;
+}
+
+int main(void)
+{
+    int provided;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    test_pe = shmem_my_pe();
+    if (provided != SHMEM_THREAD_MULTIPLE || shmem_n_pes() != 1) {
+        shmem_finalize();
+        return TEST_SKIP;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    struct shoal_backoff_state before;
+    shoal_backoff_sense_now();
+    shoal_backoff_query(&before);
+    pid_t hog = fork();
+    if (hog == 0) {
+        for (;;) __asm__ __volatile__("" ::: "memory");
+    }
+    CHECK(hog > 0);
+
+    struct shoal_backoff_state s;
+    for (long r = 1; r <= 12; r++) s = wait_once(r);
+    CHECK_MSG(s.policy == SHOAL_WAIT_AUTO, "policy %d", (int)s.policy);
+    CHECK_MSG(s.contended >= 1, "under a hog the policy says quiet (yield %ld ns, pressure %d permille)",
+              s.yield_ns, s.pressure_permille);
+    CHECK_MSG(s.spin <= 2048, "under a hog, with spins that never paid, the budget stays %lu polls", s.spin);
+    printf("before: contended %d spin %lu yield %ld ns pressure %d; under the hog: contended %d spin %lu yields %u "
+           "yield %ld ns pressure %d permille, spins paid %d%%\n",
+           before.contended, before.spin, before.yield_ns, before.pressure_permille, s.contended, s.spin, s.yields,
+           s.yield_ns, s.pressure_permille, s.spin_paid_percent);
+
+    shoal_backoff_configure(65536, "spin", 1);
+    s = wait_once(13);
+    CHECK_MSG(s.policy == SHOAL_WAIT_SPIN_ONLY && s.spin == (unsigned long)-1 && s.contended == 0,
+              "manual spin did not hold: policy %d spin %lu contended %d", (int)s.policy, s.spin, s.contended);
+    shoal_backoff_configure(65536, "yield", 1);
+    s = wait_once(14);
+    CHECK_MSG(s.policy == SHOAL_WAIT_YIELD && s.spin == 0 && s.yields == (unsigned)-1,
+              "manual yield did not hold: policy %d spin %lu yields %u", (int)s.policy, s.spin, s.yields);
+    shoal_backoff_configure(65536, "auto", 1);
+
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
+    shmem_finalize();
+    return test_finish();
+}

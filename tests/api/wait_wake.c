@@ -1,0 +1,144 @@
+/* wait_wake: sleeping waits woken by the writer (sync/wake.h), linked with
+ * the internal layers to read the wake counters. Run with 2 PEs on one
+ * host; the policy is set to sleep (as SHMEM_WAIT_POLICY=sleep would), so a
+ * wait sleeps at once:
+ * 1. no sleeper flagged, no wake: PE 0 does 2,000 p, put, atomic add and
+ *    signal_add into PE 1 while PE 1 computes outside Shoal; PE 0 rings no
+ *    bell (rings counter unchanged) and PE 1 then checks every value;
+ * 2. each of p, put, atomic add, signal_set wakes a sleeper: PE 1 sleeps in
+ *    wait_until / signal_wait_until, PE 0 writes 30 ms later; PE 1 checks
+ *    the value, that it woke within 1 s of the store, and that the writer
+ *    rang its bell during the wait; PE 0 checks it rang.
+ * Other PE counts: skip (77), except PEs past 2, which just take part. */
+#include <shmem.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "api_util.h"
+#include "core/runtime.h"
+#include "sync/backoff.h"
+#include "sync/wake.h"
+
+static long word_p, word_amo, data[64], ready;
+static uint64_t sig;
+static double stamp[4];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void compute_for(double seconds)
+{
+    volatile unsigned long x = 0;
+    const double end = now_s() + seconds;
+    while (now_s() < end) x++;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000l};
+    nanosleep(&ts, NULL);
+}
+
+static void no_sleeper_no_ring(int me)
+{
+    shmem_barrier_all();
+    if (me == 0) {
+        /* PE 1 says when it has left the barrier: until then its wait there
+         * may still be flagged (armed, about to see the release). */
+        shmem_long_wait_until(&ready, SHMEM_CMP_EQ, 1);
+        CHECK(!shoal_wake_peer_asleep(1));
+        const uint64_t rings = __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED);
+        long src[64];
+        for (int i = 0; i < 2000; i++) {
+            shmem_long_p(&word_p, i + 1, 1);
+            for (int k = 0; k < 64; k++) src[k] = i * 64 + k;
+            shmem_long_put(data, src, 64, 1);
+            shmem_long_atomic_add(&word_amo, 1, 1);
+            shmem_signal_add(&sig, 1, 1);
+        }
+        CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) == rings,
+                  "%llu futex wakes with no sleeper flagged",
+                  (unsigned long long)(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) - rings));
+        shmem_long_p(&word_p, -1, 1); /* done */
+    } else if (me == 1) {
+        shmem_long_p(&ready, 1, 0);
+        /* Computes (no Shoal wait) until PE 0 is done. */
+        while (__atomic_load_n(&word_p, __ATOMIC_ACQUIRE) != -1) compute_for(0.001);
+    }
+    shmem_barrier_all();
+    if (me == 1) {
+        CHECK(word_amo == 2000);
+        CHECK(sig == 2000);
+        for (int k = 0; k < 64; k++) CHECK_MSG(data[k] == 1999 * 64 + k, "data[%d] = %ld", k, data[k]);
+    }
+    word_p = word_amo = ready = 0;
+    sig = 0;
+    shmem_barrier_all();
+}
+
+enum how { BY_P, BY_PUT, BY_AMO, BY_SIGNAL, HOWS };
+static const char *const names[HOWS] = {"p", "put", "atomic add", "signal set"};
+
+static void woken_by(int me, enum how how)
+{
+    shmem_barrier_all();
+    if (me == 0) {
+        const uint64_t rings = __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED);
+        pause_ms(30); /* PE 1 is asleep by now */
+        long v = 42 + how;
+        stamp[0] = now_s();
+        switch (how) {
+        case BY_P: shmem_long_p(&word_p, v, 1); break;
+        case BY_PUT: shmem_long_put(&word_p, &v, 1, 1); break;
+        case BY_AMO: shmem_long_atomic_add(&word_p, v, 1); break;
+        default: shmem_signal_set(&sig, (uint64_t)v, 1); break;
+        }
+        CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) > rings, "%s rang no bell",
+                  names[how]);
+        shmem_double_p(&stamp[0], stamp[0], 1);
+    } else if (me == 1) {
+        const uint64_t rung = __atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED);
+        long got;
+        if (how == BY_SIGNAL)
+            got = (long)shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, (uint64_t)(42 + how));
+        else {
+            shmem_long_wait_until(&word_p, SHMEM_CMP_EQ, 42 + how);
+            got = word_p;
+        }
+        const double woke = now_s();
+        CHECK_MSG(got == 42 + how, "%s: woke with %ld, expected %d", names[how], got, 42 + how);
+        CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED) > rung,
+                  "%s: the writer did not ring the sleeping wait's bell", names[how]);
+        shmem_barrier_all();
+        CHECK_MSG(woke - stamp[0] < 1.0, "%s: woke %.3f s after the store", names[how], woke - stamp[0]);
+    }
+    if (me != 1) shmem_barrier_all();
+    word_p = 0;
+    sig = 0;
+    shmem_barrier_all();
+}
+
+int main(void)
+{
+    shmem_init();
+    const int me = shmem_my_pe();
+    test_pe = me;
+    if (shmem_n_pes() < 2) {
+        shmem_finalize();
+        return TEST_SKIP;
+    }
+    if (!shoal_wake_word_of(1)) { /* PE 1 not on this host's shared memory */
+        shmem_finalize();
+        return TEST_SKIP;
+    }
+    shoal_backoff_configure(65536, "sleep", shoal_rt.machine_pes);
+    no_sleeper_no_ring(me);
+    for (int how = 0; how < HOWS; how++) woken_by(me, (enum how)how);
+    shmem_finalize();
+    return test_finish();
+}
