@@ -10,9 +10,10 @@ allowed() {
     heap) echo "util heap" ;;
     transport) echo "util boot heap transport" ;;
     core) echo "util boot heap transport core" ;;
-    sync) echo "util boot heap transport core sync" ;;
-    coll) echo "util boot heap transport core sync coll" ;;
-    api) echo "util boot heap transport core sync coll api" ;;
+    observe) echo "util boot heap transport core observe" ;;
+    sync) echo "util boot heap transport core observe sync" ;;
+    coll) echo "util boot heap transport core observe sync coll" ;;
+    api) echo "util boot heap transport core observe sync coll api" ;;
     *) echo "" ;;
     esac
 }

@@ -11,6 +11,7 @@
 #include "api/debug.h"
 #include "coll/coll.h"
 #include "core/team.h"
+#include "observe/blocked.h"
 #include "sync/group.h"
 
 /* The public enums index the layer's tables directly. */
@@ -112,10 +113,13 @@ static size_t strided_extent(const char *call, const char *what, ptrdiff_t strid
 
 /* ---- Team forms ---- */
 
-/* SHMEM_DEBUG: the members agree on the call and its arguments. */
-static void agree(const char *call, struct shoal_team *t, size_t nelems, int root)
+/* Entering a team collective: the hang report's record (blocked.h) and,
+ * with SHMEM_DEBUG, the members' agreement on the call and its arguments
+ * (nelems 0: each member passes its own size, not compared). */
+static void agree(const char *call, struct shoal_team *t, size_t nelems, size_t bytes, int root)
 {
-    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, t, nelems, root);
+    shoal_blocked_coll(call, t, 0, 0, 0, bytes, root);
+    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, t, nelems, nelems ? bytes : 0, root);
 }
 
 int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem, int root,
@@ -127,10 +131,11 @@ int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_
         shoal_api_fail(call, "root %d is out of range: the team's PEs are 0 to %d", root, t->size - 1);
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, root);
+    agree(call, t, nelems, bytes, root);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, root, 1));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -141,7 +146,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, 0, -1); /* each member contributes its own nelems */
+    agree(call, t, 0, bytes, -1); /* each member contributes its own nelems */
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
@@ -149,6 +154,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
         shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
                        "symmetric segment", dest, t->size);
     finish(call, st);
+    shoal_blocked_end();
     return 0;
 }
 
@@ -160,10 +166,11 @@ int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, t->size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -178,14 +185,15 @@ int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdi
 {
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
-    shoal_check_bytes(call, nelems, elem);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, t->size);
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -197,10 +205,11 @@ int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t n
     size_t bytes = shoal_check_bytes(call, nreduce, shoal_coll_dtype_size(check_dtype(call, dtype)));
     check_op(call, dtype, op);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nreduce, -1);
+    agree(call, t, nreduce, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -211,10 +220,11 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     if (!t) return -1;
     size_t bytes = shoal_check_bytes(call, nelems, shoal_coll_dtype_size(check_dtype(call, dtype)));
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_scan(&g, d, s, nelems, (int)dtype, inclusive));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -222,9 +232,11 @@ int shmem_team_sync(shmem_team_t team)
 {
     struct shoal_team *t = team_of("shmem_team_sync", team);
     if (!t) return -1;
+    agree("shmem_team_sync", t, 0, 0, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
     return 0;
 }
 
@@ -264,6 +276,8 @@ static void active_set(const char *call, struct shoal_group *g, int PE_start, in
         shoal_group_from_team(g, SHMEM_TEAM_WORLD);
     else
         shoal_group_from_active_set(g, PE_start, (int)stride, PE_size, (int)(d / stride), seg, off);
+    const int world = PE_start == 0 && stride == 1 && PE_size == n_pes;
+    shoal_blocked_coll(call, world ? SHMEM_TEAM_WORLD : NULL, PE_start, (int)stride, PE_size, 0, -1);
 }
 
 void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_root, int PE_start,
@@ -276,6 +290,7 @@ void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, PE_root, 0));
+    shoal_blocked_end();
 }
 
 void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -290,6 +305,7 @@ void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t
         shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
                        "symmetric segment", dest, PE_size);
     finish(call, st);
+    shoal_blocked_end();
 }
 
 void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -301,6 +317,7 @@ void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, PE_size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+    shoal_blocked_end();
 }
 
 void shoal_api_alltoall_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -320,6 +337,7 @@ void shoal_api_alltoalls_set(void *dest, const void *source, ptrdiff_t dst, ptrd
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+    shoal_blocked_end();
 }
 
 void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum shoal_dtype dtype,
@@ -333,6 +351,7 @@ void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum s
     check_op(call, dtype, op);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+    shoal_blocked_end();
 }
 
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
@@ -340,6 +359,7 @@ void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
     struct shoal_group g;
     active_set("shmem_sync", &g, PE_start, logPE_stride, PE_size, pSync);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
 }
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
@@ -348,4 +368,5 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
     active_set("shmem_barrier", &g, PE_start, logPE_stride, PE_size, pSync);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
 }

@@ -30,6 +30,7 @@
 
 #include "api/finalize.h"
 #include "core/internal.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/word.h"
 
@@ -188,6 +189,7 @@ void shoal_finalize_start(void)
 
 void shoal_finalize_run(int at_exit)
 {
+    shoal_blocked_call("shmem_finalize", SHOAL_WHERE_FINALIZE, NULL, -1);
     meet(at_exit);
     /* The heap holding the counters goes away below. */
     __atomic_store_n(&shoal_backoff_naps, NULL, __ATOMIC_RELAXED);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "api/check.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/lock.h"
 
@@ -108,9 +109,12 @@ void shmem_set_lock(long *lock)
     size_t off;
     int seg = lock_segment("shmem_set_lock", lock, &off);
     struct shoal_backoff b = {0};
+    shoal_blocked_call("shmem_set_lock", SHOAL_WHERE_LOCK, lock, -1);
     while (!try_claim("shmem_set_lock", lock, 1)) shoal_backoff_wait(&b);
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
     set_held(lock);
+    shoal_blocked_lock_held(lock, 1);
+    shoal_blocked_end();
 }
 
 int shmem_test_lock(long *lock)
@@ -125,6 +129,7 @@ int shmem_test_lock(long *lock)
     lock_result("shmem_test_lock", shoal_lock_try(seg, off, &acquired));
     if (acquired) set_held(lock);
     else drop_claim(lock);
+    if (acquired) shoal_blocked_lock_held(lock, 1);
     return acquired ? 0 : 1;
 }
 
@@ -140,4 +145,5 @@ void shmem_clear_lock(long *lock)
     lock_result("shmem_clear_lock", shoal_lock_release(seg, off));
     /* Only now may another thread of this PE queue on it (our node is free). */
     drop_claim(lock);
+    shoal_blocked_lock_held(lock, 0);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/check.h"
+#include "observe/blocked.h"
 #include "api/finalize.h"
 #include "coll/coll.h"
 #include "sync/barrier.h"
@@ -73,6 +74,7 @@ static int init_as(const char *call, int requested, int *provided)
     if (shoal_coll_setup(err, sizeof err) != SHOAL_OK) shoal_api_fail(call, "%s", err);
     shoal_finalize_start();
     shoal_finalize_arm_exit();
+    shoal_blocked_install();
     print_start_info();
     if (provided) *provided = shoal_rt.thread_level;
     return 0;

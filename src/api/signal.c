@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "observe/blocked.h"
 #include "api/rma_api.h"
 #include "api/signal_api.h"
 #include "sync/backoff.h"
@@ -105,9 +106,13 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     shoal_check_aligned(call, "sig_addr", sig_addr, sizeof *sig_addr);
     const struct shoal_scalar u64 = {.size = 8, .is_signed = 0};
     struct shoal_backoff b = {0};
+    shoal_blocked_wait(call, sig_addr, 8, 0, cmp, cmp_value, 0);
     for (;;) {
         uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
-        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) return v;
+        if (shoal_cmp_holds(u64, cmp, v, cmp_value)) {
+            shoal_blocked_end();
+            return v;
+        }
         shoal_backoff_wait(&b);
     }
 }

@@ -3,6 +3,7 @@
 #include "api/wait_api.h"
 
 #include "api/check.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/wait.h"
 
@@ -30,7 +31,9 @@ static struct shoal_scalar check_wait(const char *call, const void *ivars, size_
 void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    shoal_blocked_wait(call, ivar, t.size, t.is_signed, cmp, shoal_scalar_read(t, value), 0);
     shoal_wait_scalar(t, ivar, cmp, shoal_scalar_read(t, value));
+    shoal_blocked_end();
 }
 
 int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
@@ -92,7 +95,9 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
     size_t start = 0;
     struct any_cursor *cursor = mode == SHOAL_WAIT_ANY && nelems ? any_cursor_of(ivars, &start) : NULL;
     if (nelems) start %= nelems;
+    if (blocking) shoal_blocked_wait(call, ivars, t.size, t.is_signed, cmp, scalar, nelems);
     size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking, start);
+    if (blocking) shoal_blocked_end();
     if (cursor && result != SIZE_MAX) cursor->next = result + 1;
     /* A failed test is usually polled in a loop: with more PEs than cores,
      * let the PE that would satisfy it run. */
