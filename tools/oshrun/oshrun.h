@@ -8,6 +8,7 @@
  *   guard.c   the guardian: sweeps the PEs' groups however oshrun ends
  *   limits.c  the open-file limit, named with its numbers
  *   bind.c    --bind-to: which cores the PEs are bound to
+ *   where.c   hang reports: asks the PEs where they are (where.h)
  *   net.h     across hosts: rendezvous.c, accept.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
@@ -67,6 +68,7 @@ struct oshrun_job {
     pid_t self;
     int sigfd;
     int guard; /* pipe to the guardian (guard.c), -1 when none */
+    struct oshrun_where *where; /* hang reports (where.h); NULL when none */
 
     int failed; /* the job is being stopped */
     int status; /* exit status of oshrun */

@@ -1,0 +1,272 @@
+/* where.c: asking the PEs for a hang report and collecting the answers
+ * (where.h); the report itself is written by where_report.c. */
+#include "where.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "oshrun.h"
+
+#define ANSWER_WAIT_S 1.0
+#define NAME_PREFIX "shoal-oshrun-"
+
+static socklen_t socket_name(struct sockaddr_un *a, long pid)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, NAME_PREFIX "%ld", pid);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+int oshrun_where_open(struct oshrun_job *job)
+{
+    struct oshrun_where *w = calloc(1, sizeof *w);
+    int fds[2];
+    if (!w || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+        fprintf(stderr, "oshrun: cannot set up hang reports: %s\n", strerror(errno));
+        free(w);
+        return -1;
+    }
+    w->rd = fds[0];
+    w->wr = fds[1];
+    w->ready = calloc((size_t)job->npes, sizeof *w->ready);
+    w->answered = calloc((size_t)job->npes, sizeof *w->answered);
+    w->answers = calloc((size_t)job->npes, sizeof *w->answers);
+    if (!w->ready || !w->answered || !w->answers) {
+        fprintf(stderr, "oshrun: out of memory for hang reports of %d PEs\n", job->npes);
+        job->where = w;
+        oshrun_where_close(job);
+        return -1;
+    }
+    /* An abstract name: nothing on disk to leave behind; the peer's
+     * credentials are checked on accept. Without it only --where is lost. */
+    struct sockaddr_un a;
+    socklen_t alen = socket_name(&a, (long)getpid());
+    w->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (w->listener >= 0 && (bind(w->listener, (struct sockaddr *)&a, alen) < 0 || listen(w->listener, 4) < 0)) {
+        close(w->listener);
+        w->listener = -1;
+    }
+    job->where = w;
+    return 0;
+}
+
+void oshrun_where_close(struct oshrun_job *job)
+{
+    struct oshrun_where *w = job->where;
+    if (!w) return;
+    close(w->rd);
+    close(w->wr);
+    if (w->listener >= 0) close(w->listener);
+    for (int i = 0; i < w->nclients; i++) close(w->clients[i]);
+    free(w->ready);
+    free(w->answered);
+    free(w->answers);
+    free(w);
+    job->where = NULL;
+}
+
+void oshrun_where_child(const struct oshrun_job *job)
+{
+    char num[16];
+    if (!job->where || fcntl(job->where->wr, F_SETFD, 0) < 0) return;
+    snprintf(num, sizeof num, "%d", job->where->wr);
+    setenv("SHOAL_WHERE_FD", num, 1);
+}
+
+void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeout)
+{
+    struct oshrun_where *w = job->where;
+    if (!w) return;
+    w->for_stderr |= to_stderr;
+    w->then_timeout |= then_timeout;
+    if (w->pending) return; /* the answers on their way serve this request too */
+    w->pending = 1;
+    w->deadline = oshrun_now() + ANSWER_WAIT_S;
+    for (int r = 0; r < job->npes; r++) {
+        w->answered[r] = 0;
+        /* Only a PE that said it answers: the signal would kill another. */
+        if (job->pes[r].running && w->ready[r]) kill(job->pes[r].pid, SHOAL_WHERE_SIGNAL);
+    }
+}
+
+int oshrun_where_pollfds(struct oshrun_job *job, struct pollfd *pfd)
+{
+    struct oshrun_where *w = job->where;
+    int n = 0;
+    if (!w) return 0;
+    pfd[n++] = (struct pollfd){.fd = w->rd, .events = POLLIN};
+    pfd[n++] = (struct pollfd){.fd = w->nclients < OSHRUN_WHERE_MAX_CLIENTS ? w->listener : -1, .events = POLLIN};
+    return n;
+}
+
+static void take(struct oshrun_job *job, const struct shoal_where_msg *m)
+{
+    struct oshrun_where *w = job->where;
+    const int local = m->pe - job->rank_base;
+    if (m->magic != SHOAL_WHERE_MAGIC || local < 0 || local >= job->npes || job->pes[local].pid != m->pid) return;
+    if (m->state == SHOAL_WHERE_READY) {
+        w->ready[local] = 1;
+        return;
+    }
+    memcpy(&w->answers[local], m, SHOAL_WHERE_MSG_SIZE(m->nthreads));
+    w->answered[local] = 1;
+}
+
+static void read_answers(struct oshrun_job *job)
+{
+    struct oshrun_where *w = job->where;
+    for (;;) {
+        ssize_t n = read(w->rd, w->buf + w->len, sizeof w->buf - w->len);
+        if (n <= 0) break;
+        w->len += (size_t)n;
+        size_t off = 0;
+        const size_t head = SHOAL_WHERE_MSG_SIZE(0);
+        while (w->len - off >= head) {
+            struct shoal_where_msg m;
+            memcpy(&m, w->buf + off, head);
+            if (m.nthreads > SHOAL_WHERE_MAX_THREADS) { /* not ours: drop everything buffered */
+                off = w->len;
+                break;
+            }
+            size_t size = SHOAL_WHERE_MSG_SIZE(m.nthreads);
+            if (w->len - off < size) break;
+            memcpy(&m, w->buf + off, size);
+            take(job, &m);
+            off += size;
+        }
+        memmove(w->buf, w->buf + off, w->len - off);
+        w->len -= off;
+    }
+}
+
+static void accept_client(struct oshrun_job *job)
+{
+    struct oshrun_where *w = job->where;
+    int c = accept4(w->listener, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) return;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    /* Another user learns nothing of this job. */
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
+        close(c);
+        return;
+    }
+    w->clients[w->nclients++] = c;
+    oshrun_where_request(job, 0, 0);
+}
+
+void oshrun_where_serve(struct oshrun_job *job, const struct pollfd *pfd)
+{
+    struct oshrun_where *w = job->where;
+    if (!w) return;
+    if (pfd[0].revents) read_answers(job);
+    if (pfd[1].revents) accept_client(job);
+}
+
+static int all_answered(const struct oshrun_job *job)
+{
+    for (int r = 0; r < job->npes; r++)
+        if (job->pes[r].running && job->where->ready[r] && !job->where->answered[r]) return 0;
+    return 1;
+}
+
+double oshrun_where_tick(struct oshrun_job *job, double now)
+{
+    struct oshrun_where *w = job->where;
+    if (!w || !w->pending) return -1;
+    read_answers(job);
+    if (!all_answered(job) && now < w->deadline) return w->deadline;
+    w->pending = 0;
+    if (w->for_stderr) {
+        fflush(stderr);
+        oshrun_where_print(job, stderr);
+        fflush(stderr);
+    }
+    for (int i = 0; i < w->nclients; i++) {
+        FILE *f = fdopen(w->clients[i], "w");
+        if (!f) {
+            close(w->clients[i]);
+            continue;
+        }
+        oshrun_where_print(job, f);
+        fclose(f);
+    }
+    w->nclients = 0;
+    w->for_stderr = 0;
+    if (w->then_timeout) {
+        w->then_timeout = 0;
+        oshrun_fail(job, 124, -1, "job timed out after %ld second%s", job->opt->timeout_s,
+                    job->opt->timeout_s == 1 ? "" : "s");
+    }
+    return -1;
+}
+
+/* ---- the client ---- */
+
+/* PIDs of this user's oshrun jobs that answer --where (from /proc/net/unix). */
+static int find_jobs(long *pids, int max)
+{
+    FILE *f = fopen("/proc/net/unix", "r");
+    char line[512];
+    int n = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = strstr(line, " @" NAME_PREFIX);
+        if (!p) continue;
+        long pid = strtol(p + 2 + strlen(NAME_PREFIX), NULL, 10);
+        int seen = 0;
+        for (int i = 0; i < n; i++) seen |= pids[i] == pid;
+        if (!seen && n < max && pid > 0 && kill((pid_t)pid, 0) == 0) pids[n++] = pid;
+    }
+    fclose(f);
+    return n;
+}
+
+int oshrun_where_client(const char *pid_arg)
+{
+    long pid;
+    if (pid_arg) {
+        char *end;
+        pid = strtol(pid_arg, &end, 10);
+        if (*end || pid <= 0) {
+            fprintf(stderr, "oshrun: --where: '%s' is not a process id (oshrun --where [PID])\n", pid_arg);
+            return 2;
+        }
+    } else {
+        long pids[16];
+        int n = find_jobs(pids, 16);
+        if (n != 1) {
+            if (n == 0) fprintf(stderr, "oshrun: --where: no running oshrun job of yours was found\n");
+            else {
+                fprintf(stderr, "oshrun: --where: %d oshrun jobs run; name one: oshrun --where PID, PID one of", n);
+                for (int i = 0; i < n; i++) fprintf(stderr, " %ld", pids[i]);
+                fprintf(stderr, "\n");
+            }
+            return 1;
+        }
+        pid = pids[0];
+    }
+    struct sockaddr_un a;
+    socklen_t alen = socket_name(&a, pid);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, alen) < 0) {
+        fprintf(stderr, "oshrun: --where: no oshrun job with pid %ld answers: %s\n", pid, strerror(errno));
+        if (s >= 0) close(s);
+        return 1;
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(s, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) break;
+    close(s);
+    return 0;
+}

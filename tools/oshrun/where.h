@@ -1,0 +1,55 @@
+/* where.h: hang reports (where.c, where_report.c). oshrun asks every PE of
+ * this host what it is blocked in (observe/where_wire.h) on SIGUSR1, on
+ * --timeout, and for `oshrun --where [PID]` run beside the job, which
+ * connects to the abstract Unix socket "shoal-oshrun-PID" (same user
+ * only). The answers come back within a second; then one line per PE and
+ * a verdict, when one is evident, go to oshrun's stderr or to the client.
+ * Across hosts each host's oshrun reports its own PEs. */
+#ifndef OSHRUN_WHERE_H
+#define OSHRUN_WHERE_H
+
+#include <stdio.h>
+
+#include "observe/where_wire.h"
+
+struct oshrun_job;
+struct pollfd;
+
+#define OSHRUN_WHERE_MAX_CLIENTS 8
+
+struct oshrun_where {
+    int rd, wr;   /* the pipe every PE answers on; wr is handed to the PEs */
+    int listener; /* abstract socket for `oshrun --where PID`; -1: none */
+    int clients[OSHRUN_WHERE_MAX_CLIENTS]; /* waiting for the next report */
+    int nclients;
+    int pending;       /* a request is out */
+    int for_stderr;    /* print it on oshrun's stderr too (SIGUSR1, timeout) */
+    int then_timeout;  /* fail the job with the timeout once printed */
+    double deadline;   /* give up waiting for answers */
+    int *ready;        /* per local PE: it can answer */
+    struct shoal_where_msg *answers; /* per local PE */
+    int *answered;
+    unsigned char buf[8192];
+    size_t len;
+};
+
+/* Sets up the pipe and the socket (0, or -1 with a line printed). */
+int oshrun_where_open(struct oshrun_job *job);
+void oshrun_where_close(struct oshrun_job *job);
+/* In the PE's child before exec: hands it the pipe. */
+void oshrun_where_child(const struct oshrun_job *job);
+/* Asks the PEs; the report goes to stderr when to_stderr. */
+void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeout);
+int oshrun_where_pollfds(struct oshrun_job *job, struct pollfd *pfd);
+void oshrun_where_serve(struct oshrun_job *job, const struct pollfd *pfd);
+/* Prints the report once complete or due; -1 when none is pending, else
+ * the time it is due. */
+double oshrun_where_tick(struct oshrun_job *job, double now);
+
+/* where_report.c: writes the report (one line per PE, then the verdict). */
+void oshrun_where_print(const struct oshrun_job *job, FILE *f);
+
+/* `oshrun --where [PID]`: prints the report of a running job. */
+int oshrun_where_client(const char *pid_arg);
+
+#endif
