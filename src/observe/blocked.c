@@ -192,6 +192,7 @@ static void on_where(int sig)
         if (!l) continue;
         uint64_t off;
         locate(l, &m.lock_seg[m.nlocks], &off);
+        m.lock_exe_off[m.nlocks] = (uint64_t)((uintptr_t)l - exe_bias);
         m.lock_off[m.nlocks++] = off;
     }
     /* One write: at most PIPE_BUF bytes, so it arrives whole or not at all. */

@@ -72,6 +72,7 @@ struct shoal_where_msg {
     uint32_t nlocks;
     int32_t lock_seg[SHOAL_WHERE_MAX_LOCKS]; /* locks this PE holds */
     uint64_t lock_off[SHOAL_WHERE_MAX_LOCKS];
+    uint64_t lock_exe_off[SHOAL_WHERE_MAX_LOCKS];
     struct shoal_where_thread threads[SHOAL_WHERE_MAX_THREADS];
 };
 _Static_assert(sizeof(struct shoal_where_msg) <= 4096, "a hang report message must fit PIPE_BUF");

@@ -4,7 +4,7 @@
  *                     others in shmem_long_wait_until(&flag, EQ, 1)
  *   lost_wait         PE 1 waits for flag == 7 (it holds 3); the others finalize
  *   lock              PE 0 takes the lock, then waits in a barrier; PE 1 sets the lock
- *   two_colls         PE 0 broadcasts (root 0, 64 B); the others in shmem_barrier_all
+ *   two_colls         PE 0 in a world sum reduction, the others in a sync of the shared team
  *   live              PE 0 waits on a heap variable until SIGTERM; prints "ready"
  *   root, size        SHMEM_DEBUG mismatches: broadcast root differs / size differs
  *   routine           SHMEM_DEBUG mismatch: PE 0 broadcasts, the others barrier */
@@ -37,7 +37,10 @@ int main(int argc, char **argv)
         shmem_sync_all();
         if (me == 0) shmem_barrier_all();
         else shmem_set_lock(&lock);
-    } else if (strcmp(mode, "two_colls") == 0 || strcmp(mode, "routine") == 0) {
+    } else if (strcmp(mode, "two_colls") == 0) {
+        if (me == 0) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dest, src, 1);
+        else shmem_team_sync(SHMEM_TEAM_SHARED);
+    } else if (strcmp(mode, "routine") == 0) {
         if (me == 0) shmem_broadcastmem(SHMEM_TEAM_WORLD, dest, src, 64, 0);
         else shmem_barrier_all();
     } else if (strcmp(mode, "root") == 0) {

@@ -201,7 +201,7 @@ static void pe_line(const struct oshrun_job *job, int r, FILE *f)
     }
     for (uint32_t i = 0; i < m->nlocks; i++) {
         char where[192];
-        address(m->pid, m->lock_seg[i], m->lock_off[i], 0, where, sizeof where);
+        address(m->pid, m->lock_seg[i], m->lock_off[i], m->lock_exe_off[i], where, sizeof where);
         fprintf(f, "PE %d: holds the lock at %s\n", pe->rank, where);
     }
 }
@@ -232,35 +232,6 @@ static void verdict(const struct oshrun_job *job, FILE *f)
         waits += s == BLOCKED && t->kind == SHOAL_WHERE_WAIT;
         finished += s == FINISHED;
     }
-    /* PEs in different collectives, or one in a collective its fellow
-     * member is not in. */
-    for (int r = 0; r < n; r++) {
-        const struct shoal_where_thread *t, *u;
-        if (state_of(job, r, &t) != BLOCKED || t->kind != SHOAL_WHERE_COLL) continue;
-        for (int q = 0; q < n; q++) {
-            enum pe_state s = state_of(job, q, &u);
-            if (q == r || !member(t, job->pes[q].rank)) continue;
-            call_text(job->where->answers[r].pid, t, a, sizeof a);
-            if (s == BLOCKED && u->kind == SHOAL_WHERE_COLL && same_team(t, u) &&
-                (u->seq != t->seq || strcmp(u->call, t->call) != 0)) {
-                call_text(job->where->answers[q].pid, u, b, sizeof b);
-                fprintf(f, "verdict: PE %d is in %s while PE %d is in %s: the PEs disagree on the sequence of "
-                        "collectives\n", job->pes[r].rank, a, job->pes[q].rank, b);
-                return;
-            }
-            if (s == BLOCKED && u->kind != SHOAL_WHERE_COLL) {
-                fprintf(f, "verdict: PE %d is in %s while PE %d %s in %s: the PEs disagree on the sequence of "
-                        "collectives\n", job->pes[r].rank, a, job->pes[q].rank,
-                        u->kind == SHOAL_WHERE_WAIT ? "waits" : "is", u->call);
-                return;
-            }
-            if (s == FINISHED || s == GONE) {
-                fprintf(f, "verdict: PE %d is in %s, but PE %d has %s: it will never join\n", job->pes[r].rank, a,
-                        job->pes[q].rank, s == GONE ? "exited" : "reached shmem_finalize");
-                return;
-            }
-        }
-    }
     /* A lock held by a PE blocked elsewhere. */
     for (int r = 0; r < n; r++) {
         const struct shoal_where_thread *t, *u;
@@ -277,6 +248,41 @@ static void verdict(const struct oshrun_job *job, FILE *f)
                         "released\n", job->pes[r].rank, a, job->pes[q].rank, job->pes[q].rank,
                         s == BLOCKED ? "is blocked in " : s == FINISHED ? "has reached shmem_finalize" : "runs",
                         s == BLOCKED ? b : "");
+                return;
+            }
+        }
+    }
+    /* PEs in different collectives, or one in a collective its fellow
+     * member is not in. */
+    for (int r = 0; r < n; r++) {
+        const struct shoal_where_thread *t, *u;
+        if (state_of(job, r, &t) != BLOCKED || t->kind != SHOAL_WHERE_COLL) continue;
+        for (int q = 0; q < n; q++) {
+            enum pe_state s = state_of(job, q, &u);
+            if (q == r || !member(t, job->pes[q].rank)) continue;
+            call_text(job->where->answers[r].pid, t, a, sizeof a);
+            if (s == BLOCKED && u->kind == SHOAL_WHERE_COLL && same_team(t, u) &&
+                (u->seq != t->seq || strcmp(u->call, t->call) != 0)) {
+                call_text(job->where->answers[q].pid, u, b, sizeof b);
+                fprintf(f, "verdict: PE %d is in %s while PE %d is in %s: the PEs disagree on the sequence of "
+                        "collectives\n", job->pes[r].rank, a, job->pes[q].rank, b);
+                return;
+            }
+            if (s == BLOCKED && u->kind == SHOAL_WHERE_COLL && !same_team(t, u)) {
+                call_text(job->where->answers[q].pid, u, b, sizeof b);
+                fprintf(f, "verdict: PE %d is in %s while PE %d, a member of that team, is in %s: the PEs disagree "
+                        "on the sequence of collectives\n", job->pes[r].rank, a, job->pes[q].rank, b);
+                return;
+            }
+            if (s == BLOCKED && u->kind != SHOAL_WHERE_COLL) {
+                fprintf(f, "verdict: PE %d is in %s while PE %d %s in %s: the PEs disagree on the sequence of "
+                        "collectives\n", job->pes[r].rank, a, job->pes[q].rank,
+                        u->kind == SHOAL_WHERE_WAIT ? "waits" : "is", u->call);
+                return;
+            }
+            if (s == FINISHED || s == GONE) {
+                fprintf(f, "verdict: PE %d is in %s, but PE %d has %s: it will never join\n", job->pes[r].rank, a,
+                        job->pes[q].rank, s == GONE ? "exited" : "reached shmem_finalize");
                 return;
             }
         }
