@@ -3,12 +3,13 @@
 #include "observe/blocked.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/route.h"
@@ -195,8 +196,8 @@ static void on_where(int sig)
         m.lock_exe_off[m.nlocks] = (uint64_t)((uintptr_t)l - exe_bias);
         m.lock_off[m.nlocks++] = off;
     }
-    /* One write: at most PIPE_BUF bytes, so it arrives whole or not at all. */
-    ssize_t n = write(where_fd, &m, SHOAL_WHERE_MSG_SIZE(m.nthreads));
+    /* One datagram: it arrives whole or not at all, and never blocks. */
+    ssize_t n = send(where_fd, &m, SHOAL_WHERE_MSG_SIZE(m.nthreads), MSG_DONTWAIT);
     (void)n;
     errno = saved;
 }
@@ -210,14 +211,21 @@ static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
 
 void shoal_blocked_install(void)
 {
-    const char *env = getenv("SHOAL_WHERE_FD");
-    if (!env || where_fd >= 0) return;
-    char *end;
-    long fd = strtol(env, &end, 10);
-    if (*end || fd < 3 || fcntl((int)fd, F_GETFD) < 0) return;
-    /* The program's children (a shell it runs) do not inherit it. */
-    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-    where_fd = (int)fd;
+    const char *name = getenv("SHOAL_WHERE_SOCKET");
+    if (!name || where_fd >= 0) return;
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    const size_t len = strlen(name);
+    if (len == 0 || len >= sizeof a.sun_path - 1) return;
+    memcpy(a.sun_path + 1, name, len); /* abstract: sun_path[0] stays NUL */
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    if (connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0) {
+        close(fd);
+        return;
+    }
+    where_fd = fd;
     dl_iterate_phdr(find_bias, &exe_bias);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -227,6 +235,6 @@ void shoal_blocked_install(void)
     if (sigaction(SHOAL_WHERE_SIGNAL, &sa, NULL) != 0) return;
     struct shoal_where_msg m = {.magic = SHOAL_WHERE_MAGIC, .pe = shoal_rt.my_pe, .pid = (int32_t)getpid(),
                                 .state = SHOAL_WHERE_READY};
-    ssize_t n = write(where_fd, &m, SHOAL_WHERE_MSG_SIZE(0));
+    ssize_t n = send(where_fd, &m, SHOAL_WHERE_MSG_SIZE(0), MSG_DONTWAIT);
     (void)n;
 }

@@ -6,7 +6,7 @@
  * thread on its first blocking call; on the fast path filling it is plain
  * stores and a coarse clock read (vDSO, no system call), no lock. A signal
  * from oshrun (where_wire.h) makes the PE copy every slot into one message
- * and write it to oshrun's pipe (blocked.c). The reader takes a slot as it
+ * and send it to oshrun's socket (blocked.c). The reader takes a slot as it
  * finds it: `active` is stored last on entry (release) and read first, so
  * a half-filled record is seen as "changing", never as a wrong one. */
 #ifndef SHOAL_OBSERVE_BLOCKED_H
@@ -108,8 +108,8 @@ void shoal_blocked_team_new(int slot);
  * elsewhere is a verdict). */
 void shoal_blocked_lock_held(const void *lock, int held);
 
-/* With SHOAL_WHERE_FD set (by oshrun): answers SHOAL_WHERE_SIGNAL from
- * now on and tells oshrun so. Called once shmem_init succeeded. */
+/* With SHOAL_WHERE_SOCKET set (by oshrun): answers SHOAL_WHERE_SIGNAL
+ * from now on and tells oshrun so. Called once shmem_init succeeded. */
 void shoal_blocked_install(void);
 
 #endif

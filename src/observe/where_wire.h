@@ -1,12 +1,15 @@
 /* where_wire.h: the hang report's message, shared by the library (which
  * writes it from a signal handler) and oshrun (which reads and prints it).
  *
- * oshrun hands every PE the write end of one pipe (SHOAL_WHERE_FD). At
- * start-up a PE that can answer writes a message with no threads (state
+ * oshrun listens on an abstract Unix datagram socket whose name it gives
+ * every PE (SHOAL_WHERE_SOCKET, without the leading NUL). At start-up a PE
+ * that can answer connects to it (its own descriptor: the PE inherits
+ * nothing from oshrun) and sends a message with no threads (state
  * SHOAL_WHERE_READY); from then on oshrun may send it SHOAL_WHERE_SIGNAL,
- * and the PE's handler answers with one message in one write(2). Messages
- * are at most PIPE_BUF bytes, so those of different PEs never interleave.
- * Both sides are built from the same tree: no versioning. */
+ * and the PE's handler answers with one message in one send(2). oshrun
+ * takes the sender's pid from the kernel (SCM_CREDENTIALS), so a PE
+ * cannot answer for another. Both sides are built from the same tree: no
+ * versioning. */
 #ifndef SHOAL_OBSERVE_WHERE_WIRE_H
 #define SHOAL_OBSERVE_WHERE_WIRE_H
 
@@ -75,7 +78,7 @@ struct shoal_where_msg {
     uint64_t lock_exe_off[SHOAL_WHERE_MAX_LOCKS];
     struct shoal_where_thread threads[SHOAL_WHERE_MAX_THREADS];
 };
-_Static_assert(sizeof(struct shoal_where_msg) <= 4096, "a hang report message must fit PIPE_BUF");
+_Static_assert(sizeof(struct shoal_where_msg) <= 4096, "a hang report message must stay small");
 
 /* Bytes of a message with n threads. */
 #define SHOAL_WHERE_MSG_SIZE(n) \

@@ -40,7 +40,7 @@ lost_wait_spin | lost_wait_sleep | lost_wait_8)
     expect '^verdict: PE 1 waits in shmem_long_wait_until\(&flag \[static\], SHMEM_CMP_EQ, 7\) current 3, but every other PE has finished'
     ;;
 lock)
-    run "$OSHRUN" -n 2 --timeout 1 "$PE" lock
+    run "$OSHRUN" -n 2 --timeout 2 "$PE" lock
     expect_rc 124
     expect '^PE 0: shmem_barrier_all \(world, #2\), blocked'
     expect '^PE 0: holds the lock at &lock \[static\]$'
@@ -48,7 +48,7 @@ lock)
     expect '^verdict: PE 1 waits in shmem_set_lock\(&lock \[static\]\) for a lock PE 0 holds, and PE 0 is blocked in shmem_barrier_all \(world, #2\): the lock is never released$'
     ;;
 two_colls)
-    run "$OSHRUN" -n 2 --timeout 1 "$PE" two_colls
+    run "$OSHRUN" -n 2 --timeout 2 "$PE" two_colls
     expect_rc 124
     expect '^PE 0: shmem_long_sum_reduce \(world, #1, 8 B\), blocked'
     expect '^PE 1: shmem_team_sync \(shared, #1\), blocked'

@@ -2,7 +2,6 @@
  * (where.h); the report itself is written by where_report.c. */
 #include "where.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,25 +17,33 @@
 #define ANSWER_WAIT_S 1.0
 #define NAME_PREFIX "shoal-oshrun-"
 
-static socklen_t socket_name(struct sockaddr_un *a, long pid)
+/* "shoal-oshrun-PID" (--where clients) or "shoal-oshrun-PID.answers" (PEs),
+ * abstract: nothing on disk to leave behind. */
+static socklen_t socket_name(struct sockaddr_un *a, long pid, const char *suffix)
 {
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
-    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, NAME_PREFIX "%ld", pid);
+    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, NAME_PREFIX "%ld%s", pid, suffix);
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
 int oshrun_where_open(struct oshrun_job *job)
 {
     struct oshrun_where *w = calloc(1, sizeof *w);
-    int fds[2];
-    if (!w || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+    struct sockaddr_un a;
+    socklen_t alen = socket_name(&a, (long)getpid(), ".answers");
+    const int on = 1, room = 1 << 20;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (!w || fd < 0 || bind(fd, (struct sockaddr *)&a, alen) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0) {
         fprintf(stderr, "oshrun: cannot set up hang reports: %s\n", strerror(errno));
+        if (fd >= 0) close(fd);
         free(w);
         return -1;
     }
-    w->rd = fds[0];
-    w->wr = fds[1];
+    /* Room for every PE's answer at once (best effort: else some say nothing). */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &room, sizeof room);
+    w->rd = fd;
     w->ready = calloc((size_t)job->npes, sizeof *w->ready);
     w->answered = calloc((size_t)job->npes, sizeof *w->answered);
     w->answers = calloc((size_t)job->npes, sizeof *w->answers);
@@ -46,10 +53,9 @@ int oshrun_where_open(struct oshrun_job *job)
         oshrun_where_close(job);
         return -1;
     }
-    /* An abstract name: nothing on disk to leave behind; the peer's
-     * credentials are checked on accept. Without it only --where is lost. */
-    struct sockaddr_un a;
-    socklen_t alen = socket_name(&a, (long)getpid());
+    /* The peer's credentials are checked on accept. Without this socket
+     * only --where is lost. */
+    alen = socket_name(&a, (long)getpid(), "");
     w->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (w->listener >= 0 && (bind(w->listener, (struct sockaddr *)&a, alen) < 0 || listen(w->listener, 4) < 0)) {
         close(w->listener);
@@ -64,7 +70,6 @@ void oshrun_where_close(struct oshrun_job *job)
     struct oshrun_where *w = job->where;
     if (!w) return;
     close(w->rd);
-    close(w->wr);
     if (w->listener >= 0) close(w->listener);
     for (int i = 0; i < w->nclients; i++) close(w->clients[i]);
     free(w->ready);
@@ -76,10 +81,10 @@ void oshrun_where_close(struct oshrun_job *job)
 
 void oshrun_where_child(const struct oshrun_job *job)
 {
-    char num[16];
-    if (!job->where || fcntl(job->where->wr, F_SETFD, 0) < 0) return;
-    snprintf(num, sizeof num, "%d", job->where->wr);
-    setenv("SHOAL_WHERE_FD", num, 1);
+    char name[64];
+    if (!job->where) return;
+    snprintf(name, sizeof name, NAME_PREFIX "%ld.answers", (long)job->self);
+    setenv("SHOAL_WHERE_SOCKET", name, 1);
 }
 
 void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeout)
@@ -89,13 +94,17 @@ void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeou
     w->for_stderr |= to_stderr;
     w->then_timeout |= then_timeout;
     if (w->pending) return; /* the answers on their way serve this request too */
-    w->pending = 1;
-    w->deadline = oshrun_now() + ANSWER_WAIT_S;
+    int asked = 0;
     for (int r = 0; r < job->npes; r++) {
         w->answered[r] = 0;
         /* Only a PE that said it answers: the signal would kill another. */
-        if (job->pes[r].running && w->ready[r]) kill(job->pes[r].pid, SHOAL_WHERE_SIGNAL);
+        if (job->pes[r].running && w->ready[r]) asked += kill(job->pes[r].pid, SHOAL_WHERE_SIGNAL) == 0;
     }
+    /* Programs that do not use Shoal have nothing to say: the timeout
+     * ends the job as it always did. */
+    w->for_stderr &= asked > 0;
+    w->pending = 1;
+    w->deadline = oshrun_now() + (asked ? ANSWER_WAIT_S : 0);
 }
 
 int oshrun_where_pollfds(struct oshrun_job *job, struct pollfd *pfd)
@@ -108,11 +117,15 @@ int oshrun_where_pollfds(struct oshrun_job *job, struct pollfd *pfd)
     return n;
 }
 
-static void take(struct oshrun_job *job, const struct shoal_where_msg *m)
+/* A message from process sender (as the kernel says). */
+static void take(struct oshrun_job *job, const struct shoal_where_msg *m, size_t len, pid_t sender)
 {
     struct oshrun_where *w = job->where;
     const int local = m->pe - job->rank_base;
-    if (m->magic != SHOAL_WHERE_MAGIC || local < 0 || local >= job->npes || job->pes[local].pid != m->pid) return;
+    if (len < SHOAL_WHERE_MSG_SIZE(0) || m->magic != SHOAL_WHERE_MAGIC || m->nthreads > SHOAL_WHERE_MAX_THREADS ||
+        len != SHOAL_WHERE_MSG_SIZE(m->nthreads) || local < 0 || local >= job->npes ||
+        job->pes[local].pid != sender || m->pid != sender)
+        return;
     if (m->state == SHOAL_WHERE_READY) {
         w->ready[local] = 1;
         return;
@@ -125,26 +138,24 @@ static void read_answers(struct oshrun_job *job)
 {
     struct oshrun_where *w = job->where;
     for (;;) {
-        ssize_t n = read(w->rd, w->buf + w->len, sizeof w->buf - w->len);
-        if (n <= 0) break;
-        w->len += (size_t)n;
-        size_t off = 0;
-        const size_t head = SHOAL_WHERE_MSG_SIZE(0);
-        while (w->len - off >= head) {
-            struct shoal_where_msg m;
-            memcpy(&m, w->buf + off, head);
-            if (m.nthreads > SHOAL_WHERE_MAX_THREADS) { /* not ours: drop everything buffered */
-                off = w->len;
-                break;
+        struct shoal_where_msg m;
+        union {
+            char buf[CMSG_SPACE(sizeof(struct ucred))];
+            struct cmsghdr align;
+        } control;
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                           .msg_controllen = sizeof control.buf};
+        ssize_t n = recvmsg(w->rd, &h, MSG_DONTWAIT);
+        if (n < 0) return;
+        pid_t sender = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+                struct ucred cred;
+                memcpy(&cred, CMSG_DATA(c), sizeof cred);
+                sender = cred.pid;
             }
-            size_t size = SHOAL_WHERE_MSG_SIZE(m.nthreads);
-            if (w->len - off < size) break;
-            memcpy(&m, w->buf + off, size);
-            take(job, &m);
-            off += size;
-        }
-        memmove(w->buf, w->buf + off, w->len - off);
-        w->len -= off;
+        if (!(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) take(job, &m, (size_t)n, sender);
     }
 }
 
@@ -256,7 +267,7 @@ int oshrun_where_client(const char *pid_arg)
         pid = pids[0];
     }
     struct sockaddr_un a;
-    socklen_t alen = socket_name(&a, pid);
+    socklen_t alen = socket_name(&a, pid, "");
     int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0 || connect(s, (struct sockaddr *)&a, alen) < 0) {
         fprintf(stderr, "oshrun: --where: no oshrun job with pid %ld answers: %s\n", pid, strerror(errno));

@@ -18,7 +18,7 @@ struct pollfd;
 #define OSHRUN_WHERE_MAX_CLIENTS 8
 
 struct oshrun_where {
-    int rd, wr;   /* the pipe every PE answers on; wr is handed to the PEs */
+    int rd;       /* the datagram socket every PE answers on */
     int listener; /* abstract socket for `oshrun --where PID`; -1: none */
     int clients[OSHRUN_WHERE_MAX_CLIENTS]; /* waiting for the next report */
     int nclients;
@@ -29,14 +29,12 @@ struct oshrun_where {
     int *ready;        /* per local PE: it can answer */
     struct shoal_where_msg *answers; /* per local PE */
     int *answered;
-    unsigned char buf[8192];
-    size_t len;
 };
 
-/* Sets up the pipe and the socket (0, or -1 with a line printed). */
+/* Sets up the sockets (0, or -1 with a line printed). */
 int oshrun_where_open(struct oshrun_job *job);
 void oshrun_where_close(struct oshrun_job *job);
-/* In the PE's child before exec: hands it the pipe. */
+/* In the PE's child before exec: names the answer socket. */
 void oshrun_where_child(const struct oshrun_job *job);
 /* Asks the PEs; the report goes to stderr when to_stderr. */
 void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeout);
