@@ -39,6 +39,8 @@ void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *va
 int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, const char *call)
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
+    /* A test polled in a loop shows in a hang report as the last call. */
+    shoal_blocked_polled(call, ivar, t.size, t.is_signed, cmp, shoal_scalar_read(t, value), 0);
     int holds = shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
     if (!holds) shoal_backoff_poll_failed();
     return holds;
@@ -96,6 +98,7 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
     struct any_cursor *cursor = mode == SHOAL_WAIT_ANY && nelems ? any_cursor_of(ivars, &start) : NULL;
     if (nelems) start %= nelems;
     if (blocking) shoal_blocked_wait(call, ivars, t.size, t.is_signed, cmp, scalar, nelems);
+    else shoal_blocked_polled(call, ivars, t.size, t.is_signed, cmp, scalar, nelems);
     size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking, start);
     if (blocking) shoal_blocked_end();
     if (cursor && result != SIZE_MAX) cursor->next = result + 1;

@@ -146,6 +146,7 @@ static void copy_slot(const struct shoal_blocked *b, struct shoal_where_thread *
         for (; call[i] && i < SHOAL_WHERE_CALL_LEN - 1; i++) t->call[i] = call[i];
     t->call[i] = '\0';
     t->kind = kind;
+    t->last_kind = b->last;
     t->tid = b->tid;
     t->main_thread = b->tid == (int32_t)getpid();
     t->team = (uint32_t)b->team;
@@ -164,7 +165,7 @@ static void copy_slot(const struct shoal_blocked *b, struct shoal_where_thread *
     t->peer = b->peer;
     locate(b->addr, &t->seg, &t->offset);
     t->exe_off = b->addr ? (uint64_t)((uintptr_t)b->addr - exe_bias) : 0;
-    if (kind == SHOAL_WHERE_WAIT && b->addr) {
+    if ((kind == SHOAL_WHERE_WAIT || (!kind && b->last == SHOAL_WHERE_WAIT)) && b->addr) {
         uint64_t v = load_scalar(b->addr, b->size);
         t->current = b->is_signed ? (uint64_t)sign_extend(v, b->size) : v;
     }

@@ -22,6 +22,7 @@ struct shoal_team;
 
 struct shoal_blocked {
     uint32_t active;   /* enum shoal_where_kind; 0 when not blocked */
+    uint32_t last;     /* the kind of the last call, blocking or polled */
     const char *call;  /* a string literal; kept after exit as the last call */
     const void *addr;
     uint64_t expected, bytes, nelems;
@@ -58,6 +59,7 @@ static inline struct shoal_blocked *shoal_blocked_open(const char *call)
 
 static inline void shoal_blocked_publish(struct shoal_blocked *b, uint32_t kind)
 {
+    b->last = kind;
     __atomic_store_n(&b->active, kind, __ATOMIC_RELEASE);
 }
 
@@ -74,6 +76,20 @@ static inline void shoal_blocked_wait(const char *call, const void *addr, unsign
     b->expected = expected;
     b->nelems = nelems;
     shoal_blocked_publish(b, SHOAL_WHERE_WAIT);
+}
+
+/* A test (non-blocking) of the same: recorded as the last call only. */
+static inline void shoal_blocked_polled(const char *call, const void *addr, unsigned size, int is_signed, int cmp,
+                                        uint64_t expected, size_t nelems)
+{
+    struct shoal_blocked *b = shoal_blocked_open(call);
+    b->addr = addr;
+    b->size = (int32_t)size;
+    b->is_signed = is_signed;
+    b->cmp = cmp;
+    b->expected = expected;
+    b->nelems = nelems;
+    b->last = SHOAL_WHERE_WAIT;
 }
 
 /* Entering a lock acquisition, a quiet or finalize: addr may be NULL, peer -1. */

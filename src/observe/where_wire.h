@@ -62,7 +62,7 @@ struct shoal_where_thread {
     uint64_t nelems;                 /* of a wait set (0: a single variable) */
     uint64_t expected, current;
     int32_t peer;                    /* -1: none */
-    int32_t pad;
+    uint32_t last_kind;              /* of the last call, when kind is NONE */
     uint64_t blocked_ns;             /* time in the call (or since it returned, when kind is NONE) */
 };
 

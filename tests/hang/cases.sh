@@ -39,6 +39,12 @@ lost_wait_spin | lost_wait_sleep | lost_wait_8)
     expect "^PE 1: $wait_line, 7\) current 3, blocked (1\.[5-9]|2\.[0-9]) s$"
     expect '^verdict: PE 1 waits in shmem_long_wait_until\(&flag \[static\], SHMEM_CMP_EQ, 7\) current 3, but every other PE has finished'
     ;;
+poll)
+    run "$OSHRUN" -n 2 --timeout 2 "$PE" poll
+    expect_rc 124
+    expect '^PE 1: in no blocking Shoal call \(last: shmem_long_test\(&flag \[static\], SHMEM_CMP_EQ, 5\) current 0, [0-9.]+ s ago\)$'
+    expect '^verdict: PE 1 polls shmem_long_test\(&flag \[static\], SHMEM_CMP_EQ, 5\) current 0, but every other PE has finished'
+    ;;
 lock)
     run "$OSHRUN" -n 2 --timeout 2 "$PE" lock
     expect_rc 124

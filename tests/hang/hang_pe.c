@@ -3,6 +3,7 @@
  *   barrier_vs_wait   PE 0 in shmem_barrier_all (after 2 barriers), the
  *                     others in shmem_long_wait_until(&flag, EQ, 1)
  *   lost_wait         PE 1 waits for flag == 7 (it holds 3); the others finalize
+ *   poll              PE 1 polls shmem_long_test(&flag, EQ, 5) in a loop; the others finalize
  *   lock              PE 0 takes the lock, then waits in a barrier; PE 1 sets the lock
  *   two_colls         PE 0 in a world sum reduction, the others in a sync of the shared team
  *   live              PE 0 waits on a heap variable until SIGTERM; prints "ready"
@@ -32,6 +33,10 @@ int main(int argc, char **argv)
             flag = 3;
             shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 7);
         }
+    } else if (strcmp(mode, "poll") == 0) {
+        if (me == 1)
+            while (!shmem_long_test(&flag, SHMEM_CMP_EQ, 5)) {
+            }
     } else if (strcmp(mode, "lock") == 0) {
         if (me == 0) shmem_set_lock(&lock);
         shmem_sync_all();

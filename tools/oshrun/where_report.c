@@ -111,7 +111,7 @@ static void team_text(const struct shoal_where_thread *t, char *buf, size_t len)
 static void call_text(int pid, const struct shoal_where_thread *t, char *buf, size_t len)
 {
     char where[192], a[32], b[32], team[128];
-    switch (t->kind) {
+    switch (t->kind ? t->kind : t->last_kind) {
     case SHOAL_WHERE_WAIT:
         address(pid, t->seg, t->offset, t->exe_off, where, sizeof where);
         value(t, t->expected, a, sizeof a);
@@ -193,7 +193,7 @@ static void pe_line(const struct oshrun_job *job, int r, FILE *f)
         call_text(m->pid, u, text, sizeof text);
         const double s = (double)u->blocked_ns * 1e-9;
         if (!u->kind)
-            fprintf(f, "%s: in no blocking Shoal call (last: %s, %.1f s ago)\n", who, u->call[0] ? u->call : "none", s);
+            fprintf(f, "%s: in no blocking Shoal call (last: %s, %.1f s ago)\n", who, u->call[0] ? text : "none", s);
         else if (u->kind == SHOAL_WHERE_FINALIZE)
             fprintf(f, "%s: in shmem_finalize, waiting for the other PEs, %.1f s\n", who, s);
         else
@@ -224,11 +224,10 @@ static void verdict(const struct oshrun_job *job, FILE *f)
 {
     const int n = job->npes;
     char a[512], b[512];
-    int blocked = 0, waits = 0, finished = 0;
+    int waits = 0, finished = 0;
     for (int r = 0; r < n; r++) {
         const struct shoal_where_thread *t;
         enum pe_state s = state_of(job, r, &t);
-        blocked += s == BLOCKED;
         waits += s == BLOCKED && t->kind == SHOAL_WHERE_WAIT;
         finished += s == FINISHED;
     }
@@ -287,18 +286,20 @@ static void verdict(const struct oshrun_job *job, FILE *f)
             }
         }
     }
-    /* A wait nobody is left to satisfy. */
-    if (blocked == 1 && waits == 1 && finished == n - 1) {
+    /* A wait (or a test polled in a loop) nobody is left to satisfy. */
+    if (finished == n - 1 && n == job->size) {
         for (int r = 0; r < n; r++) {
             const struct shoal_where_thread *t;
-            if (state_of(job, r, &t) != BLOCKED) continue;
+            enum pe_state s = state_of(job, r, &t);
+            const int polls = s == IDLE && t && t->last_kind == SHOAL_WHERE_WAIT && t->blocked_ns < 1000000000u;
+            if (!(s == BLOCKED && t->kind == SHOAL_WHERE_WAIT) && !polls) continue;
             call_text(job->where->answers[r].pid, t, a, sizeof a);
-            fprintf(f, "verdict: PE %d waits in %s, but every other PE has finished (in shmem_finalize or exited): "
-                    "the value it waits for will never come\n", job->pes[r].rank, a);
+            fprintf(f, "verdict: PE %d %s %s, but every other PE has finished (in shmem_finalize or exited): "
+                    "the value it waits for will never come\n", job->pes[r].rank, polls ? "polls" : "waits in", a);
         }
         return;
     }
-    if (waits == n && n > 1)
+    if (waits == n && n > 1 && n == job->size)
         fprintf(f, "verdict: every PE waits for a value another PE should write: none of them will (a cycle of "
                 "waits, or a store that was never made)\n");
 }
