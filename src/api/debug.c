@@ -199,11 +199,12 @@ void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, 
         team_name(t, tname, sizeof tname);
         describe(ref, what0, sizeof what0);
         describe(r, what, sizeof what);
-        /* Same call and arguments at different numbers: a collective one
-         * of them made and the other did not, earlier on. */
+        /* Different numbers: one of them made a collective on this team
+         * that the other did not, earlier on. */
         if (r[C_SEQ] != ref[C_SEQ])
             shoal_api_fail(call, "collective mismatch on team %s: PE %d called %s as its collective #%llu on it, "
-                           "PE %d as #%llu (SHMEM_DEBUG)", tname, pe0, what0, (unsigned long long)ref[C_SEQ], pe,
+                           "PE %d called %s as its #%llu: a PE made a collective the other did not (SHMEM_DEBUG)",
+                           tname, pe0, what0, (unsigned long long)ref[C_SEQ], pe, what,
                            (unsigned long long)r[C_SEQ]);
         if (strcmp(what, what0) == 0) /* differ in nelems only (same bytes) */
             snprintf(what + strlen(what), sizeof what - strlen(what), " with %llu elements",
