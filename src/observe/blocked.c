@@ -22,7 +22,7 @@
 static struct shoal_blocked slots[SLOTS];
 /* Threads beyond SLOTS share this one; it is never reported. */
 static _Thread_local struct shoal_blocked spare;
-_Thread_local struct shoal_blocked *shoal_blocked_mine;
+_Thread_local struct shoal_blocked *shoal_blocked_mine __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slot_key;
@@ -169,7 +169,7 @@ static void copy_slot(const struct shoal_blocked *b, struct shoal_where_thread *
         uint64_t v = load_scalar(b->addr, b->size);
         t->current = b->is_signed ? (uint64_t)sign_extend(v, b->size) : v;
     }
-    t->blocked_ns = now > b->since_ns ? now - b->since_ns : 0;
+    t->blocked_ns = b->since_ns && now > b->since_ns ? now - b->since_ns : 0;
     /* Rewritten while we copied: say so rather than mix two calls. */
     t->changing = __atomic_load_n(&b->active, __ATOMIC_ACQUIRE) != kind || b->call != call;
 }

@@ -4,7 +4,8 @@
  * acquisition, quiet, finalize) fills its thread's record on entry and
  * clears it on exit. The record is a slot of a static table claimed by the
  * thread on its first blocking call; on the fast path filling it is plain
- * stores and a coarse clock read (vDSO, no system call), no lock. A signal
+ * stores and a coarse clock read (vDSO, no system call), no lock; leaving
+ * is one store. Tests (polled) skip the clock. A signal
  * from oshrun (where_wire.h) makes the PE copy every slot into one message
  * and send it to oshrun's socket (blocked.c). The reader takes a slot as it
  * finds it: `active` is stored last on entry (release) and read first, so
@@ -29,12 +30,13 @@ struct shoal_blocked {
     uint64_t seq;
     int32_t size, is_signed, cmp, peer, root;
     int32_t team, team_slot, team_start, team_stride, team_size;
-    uint64_t since_ns; /* CLOCK_MONOTONIC_COARSE at entry, or at exit once cleared */
+    uint64_t since_ns; /* CLOCK_MONOTONIC_COARSE at entry; 0 for a test */
     int32_t tid;
     int32_t used;      /* slot claimed by a live thread */
 };
 
-extern _Thread_local struct shoal_blocked *shoal_blocked_mine;
+/* initial-exec: a plain TLS load, not a call to __tls_get_addr. */
+extern _Thread_local struct shoal_blocked *shoal_blocked_mine __attribute__((tls_model("initial-exec")));
 /* Claims a slot for this thread (a spare when all are taken). */
 struct shoal_blocked *shoal_blocked_claim(void);
 
@@ -46,13 +48,20 @@ static inline uint64_t shoal_blocked_clock(void)
 }
 
 /* The record of this thread, marked inactive while it is rewritten. */
-static inline struct shoal_blocked *shoal_blocked_open(const char *call)
+static inline struct shoal_blocked *shoal_blocked_reopen(const char *call)
 {
     struct shoal_blocked *b = shoal_blocked_mine;
     if (__builtin_expect(!b, 0)) b = shoal_blocked_claim();
     __atomic_store_n(&b->active, 0, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     b->call = call;
+    return b;
+}
+
+/* The same, stamped with the time of entry (the one clock read). */
+static inline struct shoal_blocked *shoal_blocked_open(const char *call)
+{
+    struct shoal_blocked *b = shoal_blocked_reopen(call);
     b->since_ns = shoal_blocked_clock();
     return b;
 }
@@ -82,7 +91,9 @@ static inline void shoal_blocked_wait(const char *call, const void *addr, unsign
 static inline void shoal_blocked_polled(const char *call, const void *addr, unsigned size, int is_signed, int cmp,
                                         uint64_t expected, size_t nelems)
 {
-    struct shoal_blocked *b = shoal_blocked_open(call);
+    /* Tests are polled in tight loops: no clock read (the report shows no age). */
+    struct shoal_blocked *b = shoal_blocked_reopen(call);
+    b->since_ns = 0;
     b->addr = addr;
     b->size = (int32_t)size;
     b->is_signed = is_signed;
@@ -106,13 +117,11 @@ static inline void shoal_blocked_call(const char *call, uint32_t kind, const voi
 void shoal_blocked_coll(const char *call, const struct shoal_team *team, int start, int stride, int size,
                         size_t bytes, int root);
 
-/* Leaving the blocking call. */
+/* Leaving the blocking call (the record stays, as the last call). */
 static inline void shoal_blocked_end(void)
 {
     struct shoal_blocked *b = shoal_blocked_mine;
-    if (!b) return;
-    __atomic_store_n(&b->active, 0, __ATOMIC_RELAXED);
-    b->since_ns = shoal_blocked_clock();
+    if (b) __atomic_store_n(&b->active, 0, __ATOMIC_RELAXED);
 }
 
 /* The number of the last collective this PE entered on team (from 1). */

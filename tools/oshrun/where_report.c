@@ -192,8 +192,10 @@ static void pe_line(const struct oshrun_job *job, int r, FILE *f)
         else snprintf(who, sizeof who, "PE %d thread %d", pe->rank, u->tid);
         call_text(m->pid, u, text, sizeof text);
         const double s = (double)u->blocked_ns * 1e-9;
-        if (!u->kind)
-            fprintf(f, "%s: in no blocking Shoal call (last: %s, %.1f s ago)\n", who, u->call[0] ? text : "none", s);
+        if (!u->kind && u->blocked_ns)
+            fprintf(f, "%s: in no blocking Shoal call (last: %s, entered %.1f s ago)\n", who, text, s);
+        else if (!u->kind)
+            fprintf(f, "%s: in no blocking Shoal call (last: %s)\n", who, u->call[0] ? text : "none");
         else if (u->kind == SHOAL_WHERE_FINALIZE)
             fprintf(f, "%s: in shmem_finalize, waiting for the other PEs, %.1f s\n", who, s);
         else
@@ -291,7 +293,8 @@ static void verdict(const struct oshrun_job *job, FILE *f)
         for (int r = 0; r < n; r++) {
             const struct shoal_where_thread *t;
             enum pe_state s = state_of(job, r, &t);
-            const int polls = s == IDLE && t && t->last_kind == SHOAL_WHERE_WAIT && t->blocked_ns < 1000000000u;
+            /* A test (no age) polled in a loop. */
+            const int polls = s == IDLE && t && t->last_kind == SHOAL_WHERE_WAIT && t->blocked_ns == 0;
             if (!(s == BLOCKED && t->kind == SHOAL_WHERE_WAIT) && !polls) continue;
             call_text(job->where->answers[r].pid, t, a, sizeof a);
             fprintf(f, "verdict: PE %d %s %s, but every other PE has finished (in shmem_finalize or exited): "
