@@ -74,16 +74,22 @@ static inline void shoal_blocked_publish(struct shoal_blocked *b, uint32_t kind)
 
 /* Entering a wait on the scalar at addr (size bytes) until `addr cmp
  * expected`; nelems > 0 for the set forms (addr is the array). */
-static inline void shoal_blocked_wait(const char *call, const void *addr, unsigned size, int is_signed, int cmp,
-                                      uint64_t expected, size_t nelems)
+static inline void shoal_blocked_fill_wait(struct shoal_blocked *b, const void *addr, unsigned size, int is_signed,
+                                           int cmp, uint64_t expected, size_t nelems)
 {
-    struct shoal_blocked *b = shoal_blocked_open(call);
     b->addr = addr;
     b->size = (int32_t)size;
     b->is_signed = is_signed;
     b->cmp = cmp;
     b->expected = expected;
     b->nelems = nelems;
+}
+
+static inline void shoal_blocked_wait(const char *call, const void *addr, unsigned size, int is_signed, int cmp,
+                                      uint64_t expected, size_t nelems)
+{
+    struct shoal_blocked *b = shoal_blocked_open(call);
+    shoal_blocked_fill_wait(b, addr, size, is_signed, cmp, expected, nelems);
     shoal_blocked_publish(b, SHOAL_WHERE_WAIT);
 }
 
@@ -94,12 +100,7 @@ static inline void shoal_blocked_polled(const char *call, const void *addr, unsi
     /* Tests are polled in tight loops: no clock read (the report shows no age). */
     struct shoal_blocked *b = shoal_blocked_reopen(call);
     b->since_ns = 0;
-    b->addr = addr;
-    b->size = (int32_t)size;
-    b->is_signed = is_signed;
-    b->cmp = cmp;
-    b->expected = expected;
-    b->nelems = nelems;
+    shoal_blocked_fill_wait(b, addr, size, is_signed, cmp, expected, nelems);
     b->last = SHOAL_WHERE_WAIT;
 }
 
