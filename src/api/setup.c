@@ -63,6 +63,8 @@ static int init_as(const char *call, int requested, int *provided)
         shoal_api_fail(call, "thread level %d is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE (%d..%d)",
                        requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
     char err[512] = "";
+    /* First: a PE stuck in start-up answers a hang report too. */
+    shoal_blocked_install();
     shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
     if (st != SHOAL_OK) {
         if (!shoal_rt.startup_reporter) shoal_runtime_await_end();
@@ -74,7 +76,6 @@ static int init_as(const char *call, int requested, int *provided)
     if (shoal_coll_setup(err, sizeof err) != SHOAL_OK) shoal_api_fail(call, "%s", err);
     shoal_finalize_start();
     shoal_finalize_arm_exit();
-    shoal_blocked_install();
     print_start_info();
     if (provided) *provided = shoal_rt.thread_level;
     return 0;

@@ -110,6 +110,7 @@ void shoal_blocked_lock_held(const void *lock, int held)
 /* ---- the report ---- */
 
 static int where_fd = -1;
+static int32_t my_rank; /* SHOAL_RANK: known before the runtime is */
 static uintptr_t exe_bias; /* the program's load bias, for symbol lookup in oshrun */
 
 static uint64_t load_scalar(const void *p, int size)
@@ -181,9 +182,11 @@ static void on_where(int sig)
     struct shoal_where_msg m;
     memset(&m, 0, sizeof m);
     m.magic = SHOAL_WHERE_MAGIC;
-    m.pe = shoal_rt.my_pe;
+    m.pe = my_rank;
     m.pid = (int32_t)getpid();
-    m.state = shoal_rt.finalized ? SHOAL_WHERE_FINALIZED : SHOAL_WHERE_RUNNING;
+    m.state = shoal_rt.finalized     ? SHOAL_WHERE_FINALIZED
+              : shoal_rt.initialized ? SHOAL_WHERE_RUNNING
+                                     : SHOAL_WHERE_STARTING;
     const uint64_t now = shoal_blocked_clock();
     for (int i = 0; i < SLOTS; i++) {
         if (!__atomic_load_n(&slots[i].used, __ATOMIC_ACQUIRE) || !slots[i].call) continue;
@@ -212,8 +215,9 @@ static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
 
 void shoal_blocked_install(void)
 {
-    const char *name = getenv("SHOAL_WHERE_SOCKET");
-    if (!name || where_fd >= 0) return;
+    const char *name = getenv("SHOAL_WHERE_SOCKET"), *rank = getenv("SHOAL_RANK");
+    if (!name || !rank || where_fd >= 0) return;
+    my_rank = (int32_t)atoi(rank);
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
@@ -234,7 +238,7 @@ void shoal_blocked_install(void)
     sa.sa_flags = SA_RESTART;
     sigfillset(&sa.sa_mask);
     if (sigaction(SHOAL_WHERE_SIGNAL, &sa, NULL) != 0) return;
-    struct shoal_where_msg m = {.magic = SHOAL_WHERE_MAGIC, .pe = shoal_rt.my_pe, .pid = (int32_t)getpid(),
+    struct shoal_where_msg m = {.magic = SHOAL_WHERE_MAGIC, .pe = my_rank, .pid = (int32_t)getpid(),
                                 .state = SHOAL_WHERE_READY};
     ssize_t n = send(where_fd, &m, SHOAL_WHERE_MSG_SIZE(0), MSG_DONTWAIT);
     (void)n;

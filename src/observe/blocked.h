@@ -135,7 +135,7 @@ void shoal_blocked_team_new(int slot);
 void shoal_blocked_lock_held(const void *lock, int held);
 
 /* With SHOAL_WHERE_SOCKET set (by oshrun): answers SHOAL_WHERE_SIGNAL
- * from now on and tells oshrun so. Called once shmem_init succeeded. */
+ * from now on and tells oshrun so. Called first thing in shmem_init. */
 void shoal_blocked_install(void);
 
 #endif

@@ -39,7 +39,7 @@ enum shoal_where_team { SHOAL_WHERE_WORLD, SHOAL_WHERE_SHARED, SHOAL_WHERE_TEAM,
 enum { SHOAL_WHERE_SEG_HEAP = 0, SHOAL_WHERE_SEG_STATIC = 1, SHOAL_WHERE_SEG_NONE = -1 };
 
 /* A PE's state, in the report header. */
-enum shoal_where_state { SHOAL_WHERE_READY, SHOAL_WHERE_RUNNING, SHOAL_WHERE_FINALIZED };
+enum shoal_where_state { SHOAL_WHERE_READY, SHOAL_WHERE_RUNNING, SHOAL_WHERE_FINALIZED, SHOAL_WHERE_STARTING };
 
 struct shoal_where_thread {
     char call[SHOAL_WHERE_CALL_LEN]; /* "shmem_long_wait_until"; the last call when kind is NONE */

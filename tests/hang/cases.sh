@@ -81,6 +81,36 @@ usr1 | where)
     # The job went on after the report: stopped by the TERM only.
     expect '^oshrun: job stopped by SIGTERM'
     ;;
+multinode)
+    # Two oshruns on 127.0.0.1, two PEs each: SIGUSR1 to node 0 gathers
+    # node 1's lines too; at the timeout a node reports its own PEs.
+    "$OSHRUN" --make-secret "$dir/secret" >/dev/null || fail "--make-secret"
+    export SHMEM_BOOTSTRAP_SECRET_FILE="$dir/secret" FI_TCP_IFACE=lo
+    port=$((20000 + RANDOM % 30000))
+    "$OSHRUN" --nnodes 2 --node-rank 0 --rendezvous 127.0.0.1:$port -n 2 --timeout 6 "$PE" barrier_vs_wait \
+        >"$dir/out" 2>"$dir/err" &
+    pid0=$!
+    "$OSHRUN" --nnodes 2 --node-rank 1 --rendezvous 127.0.0.1:$port -n 2 --timeout 6 "$PE" barrier_vs_wait \
+        >"$dir/out1" 2>"$dir/err1" &
+    pid1=$!
+    # Every PE past its barriers, then into its wait.
+    i=0
+    until [ "$(cat "$dir/out" "$dir/out1" | grep -c ready)" -ge 4 ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 0.5
+    kill -USR1 $pid0
+    wait $pid0
+    rc=$?
+    wait $pid1
+    expect_rc 124
+    # The SIGUSR1 report: the whole job, from node 0.
+    expect '^oshrun: where each PE is:$'
+    expect "^PE 3: $wait_line, 1\) current 0, blocked"
+    expect '^verdict: PE 0 is in shmem_barrier_all \(world, #3\) while PE 1 waits in shmem_long_wait_until'
+    # At the timeout the node whose clock runs out first reports its own
+    # PEs; its fault may stop the other before that one's timeout.
+    grep -Eq '^oshrun: where each PE is \(this host.s PEs\):$' "$dir/err" "$dir/err1" ||
+        fail "no per-host report at the timeout"
+    ;;
 debug_routine_2 | debug_routine_4 | debug_root_2 | debug_root_4 | debug_size_2 | debug_size_4)
     what=${case_name#debug_} n=${what##*_} what=${what%_*}
     run SHMEM_DEBUG=1 "$OSHRUN" -n "$n" --timeout 20 "$PE" "$what"

@@ -1,7 +1,8 @@
 /* hang_pe: programs that hang (or mismatch collectives) on purpose, for
  * the hang report and SHMEM_DEBUG collective-checking tests (cases.sh).
  *   barrier_vs_wait   PE 0 in shmem_barrier_all (after 2 barriers), the
- *                     others in shmem_long_wait_until(&flag, EQ, 1)
+ *                     others in shmem_long_wait_until(&flag, EQ, 1); each
+ *                     prints "ready" before
  *   lost_wait         PE 1 waits for flag == 7 (it holds 3); the others finalize
  *   poll              PE 1 polls shmem_long_test(&flag, EQ, 5) in a loop; the others finalize
  *   lock              PE 0 takes the lock, then waits in a barrier; PE 1 sets the lock
@@ -26,6 +27,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "barrier_vs_wait") == 0) {
         shmem_barrier_all();
         shmem_barrier_all();
+        printf("ready\n");
+        fflush(stdout);
         if (me == 0) shmem_barrier_all();
         else shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 1);
     } else if (strcmp(mode, "lost_wait") == 0) {

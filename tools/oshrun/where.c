@@ -12,9 +12,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "oshrun.h"
 
 #define ANSWER_WAIT_S 1.0
+#define REMOTE_EXTRA_S 1.0 /* for the other nodes' answers to travel */
 #define NAME_PREFIX "shoal-oshrun-"
 
 /* "shoal-oshrun-PID" (--where clients) or "shoal-oshrun-PID.answers" (PEs),
@@ -73,6 +75,8 @@ void oshrun_where_close(struct oshrun_job *job)
     if (w->listener >= 0) close(w->listener);
     for (int i = 0; i < w->nclients; i++) close(w->clients[i]);
     free(w->ready);
+    free(w->remote_got);
+    free(w->remote);
     free(w->answered);
     free(w->answers);
     free(w);
@@ -105,6 +109,40 @@ void oshrun_where_request(struct oshrun_job *job, int to_stderr, int then_timeou
     w->for_stderr &= asked > 0;
     w->pending = 1;
     w->deadline = oshrun_now() + (asked ? ANSWER_WAIT_S : 0);
+    /* Node 0 asks the other nodes too (not at a timeout: every node has
+     * one and reports its own). They answer within their own second. */
+    struct oshrun_net *net = job->net;
+    if (net && net->node_rank == 0 && !then_timeout && !w->relay) {
+        if (!w->remote_got) w->remote_got = calloc((size_t)net->nnodes, sizeof *w->remote_got);
+        if (!w->remote_got) return;
+        memset(w->remote_got, 0, (size_t)net->nnodes * sizeof *w->remote_got);
+        w->remote_len = 0;
+        w->remote_expect = net->nnodes - 1;
+        for (int n = 1; n < net->nnodes; n++) oshrun_net_send(job, &net->links[n], OSHRUN_NET_WHERE, NULL, 0, NULL, 0);
+        w->for_stderr |= to_stderr;
+        w->deadline = oshrun_now() + ANSWER_WAIT_S + REMOTE_EXTRA_S;
+    }
+}
+
+void oshrun_where_relay_request(struct oshrun_job *job)
+{
+    if (!job->where) return;
+    job->where->relay = 1;
+    oshrun_where_request(job, 0, 0);
+}
+
+void oshrun_where_remote_text(struct oshrun_job *job, int node, const unsigned char *text, size_t len)
+{
+    struct oshrun_where *w = job->where;
+    if (!w || !w->remote_got || node <= 0 || node > w->remote_expect || w->remote_got[node]) return;
+    char *grown = realloc(w->remote, w->remote_len + len);
+    if (!grown) return;
+    w->remote = grown;
+    /* Printable lines only: it is another host's text. */
+    for (size_t k = 0; k < len; k++)
+        w->remote[w->remote_len + k] = text[k] == '\n' || (text[k] >= 0x20 && text[k] != 0x7f) ? (char)text[k] : '?';
+    w->remote_len += len;
+    w->remote_got[node] = 1;
 }
 
 int oshrun_where_pollfds(struct oshrun_job *job, struct pollfd *pfd)
@@ -185,9 +223,25 @@ void oshrun_where_serve(struct oshrun_job *job, const struct pollfd *pfd)
 
 static int all_answered(const struct oshrun_job *job)
 {
+    const struct oshrun_where *w = job->where;
     for (int r = 0; r < job->npes; r++)
-        if (job->pes[r].running && job->where->ready[r] && !job->where->answered[r]) return 0;
+        if (job->pes[r].running && w->ready[r] && !w->answered[r]) return 0;
+    for (int n = 1; n < w->remote_expect + 1; n++)
+        if (!w->remote_got[n]) return 0;
     return 1;
+}
+
+/* Node k: this host's lines go to node 0. */
+static void relay_lines(struct oshrun_job *job)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    oshrun_where_print(job, f, 1);
+    fclose(f);
+    oshrun_net_send(job, &job->net->links[0], OSHRUN_NET_WHERE_TEXT, text, len, NULL, 0);
+    free(text);
 }
 
 double oshrun_where_tick(struct oshrun_job *job, double now)
@@ -197,9 +251,11 @@ double oshrun_where_tick(struct oshrun_job *job, double now)
     read_answers(job);
     if (!all_answered(job) && now < w->deadline) return w->deadline;
     w->pending = 0;
+    if (w->relay && job->net) relay_lines(job);
+    w->relay = 0;
     if (w->for_stderr) {
         fflush(stderr);
-        oshrun_where_print(job, stderr);
+        oshrun_where_print(job, stderr, 0);
         fflush(stderr);
     }
     for (int i = 0; i < w->nclients; i++) {
@@ -208,11 +264,13 @@ double oshrun_where_tick(struct oshrun_job *job, double now)
             close(w->clients[i]);
             continue;
         }
-        oshrun_where_print(job, f);
+        oshrun_where_print(job, f, 0);
         fclose(f);
     }
     w->nclients = 0;
     w->for_stderr = 0;
+    w->remote_expect = 0;
+    w->remote_len = 0;
     if (w->then_timeout) {
         w->then_timeout = 0;
         oshrun_fail(job, 124, -1, "job timed out after %ld second%s", job->opt->timeout_s,

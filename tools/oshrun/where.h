@@ -26,6 +26,11 @@ struct oshrun_where {
     int for_stderr;    /* print it on oshrun's stderr too (SIGUSR1, timeout) */
     int then_timeout;  /* fail the job with the timeout once printed */
     double deadline;   /* give up waiting for answers */
+    int relay;         /* node k: send the lines to node 0 when complete */
+    int remote_expect; /* node 0: nodes whose lines are awaited */
+    int *remote_got;   /* node 0, per node: its lines arrived */
+    char *remote;      /* node 0: their lines, as they came */
+    size_t remote_len;
     int *ready;        /* per local PE: it can answer */
     struct shoal_where_msg *answers; /* per local PE */
     int *answered;
@@ -44,8 +49,15 @@ void oshrun_where_serve(struct oshrun_job *job, const struct pollfd *pfd);
  * the time it is due. */
 double oshrun_where_tick(struct oshrun_job *job, double now);
 
-/* where_report.c: writes the report (one line per PE, then the verdict). */
-void oshrun_where_print(const struct oshrun_job *job, FILE *f);
+/* Across hosts: node 0 asked this node (WHERE), and node k's lines came
+ * back (WHERE_TEXT). */
+void oshrun_where_relay_request(struct oshrun_job *job);
+void oshrun_where_remote_text(struct oshrun_job *job, int node, const unsigned char *text, size_t len);
+
+/* where_report.c: writes the report: a header, one line per PE of this
+ * host, the other hosts' lines (node 0), then the verdict; lines_only:
+ * the PE lines alone (for node 0). */
+void oshrun_where_print(const struct oshrun_job *job, FILE *f, int lines_only);
 
 /* `oshrun --where [PID]`: prints the report of a running job. */
 int oshrun_where_client(const char *pid_arg);

@@ -184,6 +184,10 @@ static void pe_line(const struct oshrun_job *job, int r, FILE *f)
         fprintf(f, "PE %d: finalized, still running\n", pe->rank);
         return;
     }
+    if (m->state == SHOAL_WHERE_STARTING) {
+        fprintf(f, "PE %d: in shmem_init, starting up\n", pe->rank);
+        return;
+    }
     for (uint32_t i = 0; i < m->nthreads; i++) {
         const struct shoal_where_thread *u = &m->threads[i];
         if (u != t && !u->kind) continue; /* idle extra threads say nothing */
@@ -307,9 +311,15 @@ static void verdict(const struct oshrun_job *job, FILE *f)
                 "waits, or a store that was never made)\n");
 }
 
-void oshrun_where_print(const struct oshrun_job *job, FILE *f)
+void oshrun_where_print(const struct oshrun_job *job, FILE *f, int lines_only)
 {
-    fprintf(f, "oshrun: where each PE is%s:\n", job->net ? " (this host's PEs)" : "");
+    const struct oshrun_where *w = job->where;
+    const int whole_job = !job->net || w->remote_expect > 0;
+    if (!lines_only) fprintf(f, "oshrun: where each PE is%s:\n", whole_job ? "" : " (this host's PEs)");
     for (int r = 0; r < job->npes; r++) pe_line(job, r, f);
+    if (lines_only) return;
+    if (w->remote_len) fwrite(w->remote, 1, w->remote_len, f);
+    for (int n = 1; n < w->remote_expect + 1; n++)
+        if (!w->remote_got[n]) fprintf(f, "node %d: no answer\n", n);
     verdict(job, f);
 }
