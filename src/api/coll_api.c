@@ -13,6 +13,7 @@
 #include "coll/coll.h"
 #include "core/team.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "sync/group.h"
 
 /* The public enums index the layer's tables directly. */
@@ -114,10 +115,13 @@ static size_t strided_extent(const char *call, const char *what, ptrdiff_t strid
 
 /* ---- Team forms ---- */
 
-/* SHMEM_DEBUG: the members agree on the call and its arguments. */
-static void agree(const char *call, struct shoal_team *t, size_t nelems, int root)
+/* Entering a team collective: the hang report's record (blocked.h) and,
+ * with SHMEM_DEBUG, the members' agreement on the call and its arguments
+ * (nelems 0: each member passes its own size, not compared). */
+static void agree(const char *call, struct shoal_team *t, size_t nelems, size_t bytes, int root)
 {
-    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, t, nelems, root);
+    shoal_blocked_coll(call, t, 0, 0, 0, bytes, root);
+    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, t, nelems, nelems ? bytes : 0, root);
 }
 
 int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_t nelems, size_t elem, int root,
@@ -131,10 +135,11 @@ int shoal_api_broadcast(shmem_team_t team, void *dest, const void *source, size_
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, root);
+    agree(call, t, nelems, bytes, root);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, root, 1));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -147,7 +152,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, 0, -1); /* each member contributes its own nelems */
+    agree(call, t, 0, bytes, -1); /* each member contributes its own nelems */
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_status_t st = shoal_coll_collect(&g, d, s, bytes);
@@ -155,6 +160,7 @@ int shoal_api_collect(shmem_team_t team, void *dest, const void *source, size_t 
         shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
                        "symmetric segment", dest, t->size);
     finish(call, st);
+    shoal_blocked_end();
     return 0;
 }
 
@@ -168,10 +174,11 @@ int shoal_api_fcollect(shmem_team_t team, void *dest, const void *source, size_t
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, t->size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -186,16 +193,17 @@ int shoal_api_alltoalls(shmem_team_t team, void *dest, const void *source, ptrdi
 {
     struct shoal_team *t = team_of(call, team);
     if (!t) return -1;
-    shoal_check_bytes(call, nelems, elem);
+    size_t bytes = shoal_check_bytes(call, nelems, elem);
     size_t count = all_blocks(call, nelems, t->size);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, (uint64_t)count * elem);
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -209,10 +217,11 @@ int shoal_api_reduce(shmem_team_t team, void *dest, const void *source, size_t n
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nreduce, -1);
+    agree(call, t, nreduce, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -225,10 +234,11 @@ int shoal_api_scan(shmem_team_t team, void *dest, const void *source, size_t nel
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     SHOAL_OBS_TEAM(sp, t->slot);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
-    agree(call, t, nelems, -1);
+    agree(call, t, nelems, bytes, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     finish(call, shoal_coll_scan(&g, d, s, nelems, (int)dtype, inclusive));
+    shoal_blocked_end();
     return 0;
 }
 
@@ -239,9 +249,11 @@ int pshmem_team_sync(shmem_team_t team)
     if (!t) return -1;
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_team_sync", -1, 0);
     SHOAL_OBS_TEAM(sp, t->slot);
+    agree("shmem_team_sync", t, 0, 0, -1);
     struct shoal_group g;
     shoal_group_from_team(&g, t);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
     return 0;
 }
 
@@ -281,6 +293,8 @@ static void active_set(const char *call, struct shoal_group *g, int PE_start, in
         shoal_group_from_team(g, SHMEM_TEAM_WORLD);
     else
         shoal_group_from_active_set(g, PE_start, (int)stride, PE_size, (int)(d / stride), seg, off);
+    const int world = PE_start == 0 && stride == 1 && PE_size == n_pes;
+    shoal_blocked_coll(call, world ? SHMEM_TEAM_WORLD : NULL, PE_start, (int)stride, PE_size, 0, -1);
 }
 
 void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_root, int PE_start,
@@ -294,6 +308,7 @@ void shoal_api_broadcast_set(void *dest, const void *source, size_t nelems, size
     size_t bytes = shoal_check_bytes(call, nelems, elem);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_broadcast(&g, d, s, bytes, PE_root, 0));
+    shoal_blocked_end();
 }
 
 void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -309,6 +324,7 @@ void shoal_api_collect_set(void *dest, const void *source, size_t nelems, size_t
         shoal_api_fail(call, "dest address %p cannot hold the blocks of all %d PEs: they run past the end of its "
                        "symmetric segment", dest, PE_size);
     finish(call, st);
+    shoal_blocked_end();
 }
 
 void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -321,6 +337,7 @@ void shoal_api_fcollect_set(void *dest, const void *source, size_t nelems, size_
     struct shoal_coll_buf d = sym_dest(call, dest, all_blocks(call, bytes, PE_size));
     struct shoal_coll_buf s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_fcollect(&g, d, s, bytes));
+    shoal_blocked_end();
 }
 
 void shoal_api_alltoall_set(void *dest, const void *source, size_t nelems, size_t elem, int PE_start,
@@ -341,6 +358,7 @@ void shoal_api_alltoalls_set(void *dest, const void *source, ptrdiff_t dst, ptrd
     struct shoal_coll_buf d = sym_dest(call, dest, strided_extent(call, "dest", dst, count, elem));
     struct shoal_coll_buf s = sym(call, "source", source, strided_extent(call, "source", sst, count, elem));
     finish(call, shoal_coll_alltoalls(&g, d, s, dst, sst, nelems, elem));
+    shoal_blocked_end();
 }
 
 void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum shoal_dtype dtype,
@@ -355,6 +373,7 @@ void shoal_api_reduce_set(void *dest, const void *source, size_t nreduce, enum s
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_COLL, call, -1, bytes);
     struct shoal_coll_buf d = sym_dest(call, dest, bytes), s = sym(call, "source", source, bytes);
     finish(call, shoal_coll_reduce(&g, d, s, nreduce, (int)dtype, (int)op));
+    shoal_blocked_end();
 }
 
 SHOAL_WEAK_ALIAS(shmem_sync);
@@ -364,6 +383,7 @@ void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
     active_set("shmem_sync", &g, PE_start, logPE_stride, PE_size, pSync);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_sync", -1, 0);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
 }
 
 SHOAL_WEAK_ALIAS(shmem_barrier);
@@ -374,4 +394,5 @@ void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_barrier", -1, 0);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_barrier(&g);
+    shoal_blocked_end();
 }

@@ -5,11 +5,13 @@
 #include "api/debug.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/check.h"
 #include "core/internal.h"
 #include "core/team.h"
+#include "observe/blocked.h"
 #include "sync/group.h"
 #include "sync/word.h"
 
@@ -17,12 +19,12 @@
 #define HEAP_WORDS 8
 #define COLL_AUX 48 /* one record of COLL_WORDS */
 #define COLL_NAME_WORDS 8
-#define COLL_WORDS (3 + COLL_NAME_WORDS)
+#define COLL_WORDS (4 + COLL_NAME_WORDS)
 _Static_assert(HEAP_AUX + 2 * HEAP_WORDS <= COLL_AUX && COLL_AUX + COLL_WORDS <= SHOAL_SYNC_AUX,
                "debug records exceed the auxiliary words");
 
 enum { H_SEQ, H_KIND, H_SIZE, H_EXTRA, H_PRINT, H_HAS_PRINT };
-enum { C_SEQ, C_NELEMS, C_ROOT, C_NAME };
+enum { C_SEQ, C_NELEMS, C_ROOT, C_BYTES, C_NAME };
 
 static uint64_t heap_seq; /* heap calls this PE has made */
 
@@ -137,8 +139,30 @@ void shoal_debug_heap_check(const char *call)
 
 /* ---- Collective agreement ---- */
 
-/* Checked collectives per team slot on this PE; members count alike. */
-static uint64_t coll_seq[SHOAL_TEAM_SLOTS_MAX];
+/* "world", "shared" or "team <slot>", for messages. */
+static void team_name(const struct shoal_team *t, char *buf, size_t len)
+{
+    if (t == SHMEM_TEAM_WORLD) snprintf(buf, len, "world");
+    else if (t == SHMEM_TEAM_SHARED) snprintf(buf, len, "shared");
+    else snprintf(buf, len, "team %d (PEs %d, stride %d, %d PEs)", t->slot, t->start, t->stride, t->size);
+}
+
+/* "shmem_broadcastmem(root 0, 64 B)", from a record. */
+static void describe(const uint64_t *rec, char *buf, size_t len)
+{
+    char name[COLL_NAME_WORDS * 8];
+    memcpy(name, &rec[C_NAME], sizeof name);
+    name[sizeof name - 1] = '\0';
+    const int root = (int)(int64_t)rec[C_ROOT];
+    int n = snprintf(buf, len, "%s", name);
+    if (n < 0 || (size_t)n >= len) return;
+    if (root >= 0 && rec[C_BYTES])
+        snprintf(buf + n, len - (size_t)n, "(root %d, %llu B)", root, (unsigned long long)rec[C_BYTES]);
+    else if (root >= 0)
+        snprintf(buf + n, len - (size_t)n, "(root %d)", root);
+    else if (rec[C_BYTES])
+        snprintf(buf + n, len - (size_t)n, "(%llu B)", (unsigned long long)rec[C_BYTES]);
+}
 
 static void read_coll_record(const struct shoal_group *g, int rank, uint64_t rec[COLL_WORDS])
 {
@@ -147,15 +171,20 @@ static void read_coll_record(const struct shoal_group *g, int rank, uint64_t rec
     }
 }
 
-void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, int root)
+static int coll_records_differ(const uint64_t *a, const uint64_t *b)
+{
+    return memcmp(a, b, COLL_WORDS * sizeof *a) != 0;
+}
+
+void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, size_t bytes, int root)
 {
     struct shoal_team *t = team;
     struct shoal_group g;
     shoal_group_from_team(&g, t);
-    /* A new team starts with cleared words: count from there. */
-    uint64_t *seq_slot = &coll_seq[t->slot];
-    if (__atomic_load_n(shoal_group_aux(&g, COLL_AUX + C_SEQ), __ATOMIC_RELAXED) == 0) *seq_slot = 0;
-    uint64_t rec[COLL_WORDS] = {[C_SEQ] = ++*seq_slot, [C_NELEMS] = nelems, [C_ROOT] = (uint64_t)(int64_t)root};
+    /* The team's collective number, as hang reports count it (blocked.h). */
+    const uint64_t seq = shoal_blocked_coll_seq(t);
+    uint64_t rec[COLL_WORDS] = {[C_SEQ] = seq, [C_NELEMS] = nelems, [C_ROOT] = (uint64_t)(int64_t)root,
+                                [C_BYTES] = bytes};
     strncpy((char *)&rec[C_NAME], call, COLL_NAME_WORDS * sizeof(uint64_t) - 1);
     for (int i = 0; i < COLL_WORDS; i++)
         __atomic_store_n(shoal_group_aux(&g, COLL_AUX + (size_t)i), rec[i], __ATOMIC_RELAXED);
@@ -164,26 +193,24 @@ void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, 
     read_coll_record(&g, 0, ref);
     for (int k = 1; k < g.size; k++) {
         read_coll_record(&g, k, r);
+        if (!coll_records_differ(r, ref)) continue;
         const int pe = shoal_group_pe(&g, k), pe0 = shoal_group_pe(&g, 0);
-        char name[COLL_NAME_WORDS * 8], name0[COLL_NAME_WORDS * 8];
-        memcpy(name, &r[C_NAME], sizeof name);
-        memcpy(name0, &ref[C_NAME], sizeof name0);
-        name[sizeof name - 1] = name0[sizeof name0 - 1] = '\0';
-        static const char *rule = "every member of the team must make the same call with the same arguments";
+        char tname[96], what0[128], what[128];
+        team_name(t, tname, sizeof tname);
+        describe(ref, what0, sizeof what0);
+        describe(r, what, sizeof what);
+        /* Different numbers: one of them made a collective on this team
+         * that the other did not, earlier on. */
         if (r[C_SEQ] != ref[C_SEQ])
-            shoal_api_fail(call, "team member %d (PE %d) is at its collective #%llu on this team, member 0 (PE %d) "
-                           "at #%llu: %s (SHMEM_DEBUG)", k, pe, (unsigned long long)r[C_SEQ], pe0,
-                           (unsigned long long)ref[C_SEQ], rule);
-        if (strcmp(name, name0) != 0)
-            shoal_api_fail(call, "team member %d (PE %d) called %s, member 0 (PE %d) %s: %s (SHMEM_DEBUG)", k, pe,
-                           name, pe0, name0, rule);
-        if (r[C_NELEMS] != ref[C_NELEMS])
-            shoal_api_fail(call, "team member %d (PE %d) passed %llu elements, member 0 (PE %d) %llu: %s "
-                           "(SHMEM_DEBUG)", k, pe, (unsigned long long)r[C_NELEMS], pe0,
-                           (unsigned long long)ref[C_NELEMS], rule);
-        if (r[C_ROOT] != ref[C_ROOT])
-            shoal_api_fail(call, "team member %d (PE %d) passed root %d, member 0 (PE %d) root %d: %s (SHMEM_DEBUG)",
-                           k, pe, (int)(int64_t)r[C_ROOT], pe0, (int)(int64_t)ref[C_ROOT], rule);
+            shoal_api_fail(call, "collective mismatch on team %s: PE %d called %s as its collective #%llu on it, "
+                           "PE %d called %s as its #%llu: a PE made a collective the other did not (SHMEM_DEBUG)",
+                           tname, pe0, what0, (unsigned long long)ref[C_SEQ], pe, what,
+                           (unsigned long long)r[C_SEQ]);
+        if (strcmp(what, what0) == 0) /* differ in nelems only (same bytes) */
+            snprintf(what + strlen(what), sizeof what - strlen(what), " with %llu elements",
+                     (unsigned long long)r[C_NELEMS]);
+        shoal_api_fail(call, "collective mismatch on team %s #%llu: PE %d called %s, PE %d called %s (SHMEM_DEBUG)",
+                       tname, (unsigned long long)seq, pe0, what0, pe, what);
     }
     /* Nobody overwrites its record before every member has read it. */
     shoal_group_sync(&g);

@@ -10,8 +10,9 @@
  * that differs) and walks its own allocator (shoal_alloc_check) after
  * each call.
  *
- * Collective agreement (SHMEM_DEBUG=1 only): before a team collective each
- * member publishes its call name, element count and root in its team
+ * Collective agreement (SHMEM_DEBUG=1 only): before a team collective or
+ * barrier each member publishes its call name, its number among the
+ * team's collectives, element count, bytes and root in its team
  * slot's auxiliary words; after a team sync the members compare with
  * rank 0's record, and a second sync keeps the words until all have read.
  *
@@ -42,8 +43,10 @@ void shoal_debug_heap_compare(const char *call);
 /* After the call's last change to the allocator (SHMEM_DEBUG: walks it). */
 void shoal_debug_heap_check(const char *call);
 
-/* Team collectives with SHMEM_DEBUG=1: the members agree on call, nelems
- * and root (root -1 where there is none). Collective over the team. */
-void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, int root);
+/* Team collectives and barriers with SHMEM_DEBUG=1: the members agree on
+ * the call, its number among the team's collectives, nelems, bytes and
+ * root (root -1 where there is none; nelems and bytes 0 where members
+ * pass their own). Collective over the team. */
+void shoal_debug_coll_agree(const char *call, shmem_team_t team, size_t nelems, size_t bytes, int root);
 
 #endif

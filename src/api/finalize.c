@@ -34,6 +34,7 @@
 #endif
 #include "core/internal.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/word.h"
 
@@ -192,6 +193,7 @@ void shoal_finalize_start(void)
 
 void shoal_finalize_run(int at_exit)
 {
+    shoal_blocked_call("shmem_finalize", SHOAL_WHERE_FINALIZE, NULL, -1);
 #ifdef SHOAL_HAVE_CUDA
     shoal_gpu_stop_proxy(); /* issue 18: this PE's kernels are done; its proxy serves nothing more */
 #endif

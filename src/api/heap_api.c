@@ -11,6 +11,7 @@
 #include "api/profiling.h"
 #include "coll/coll.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "util/log.h"
 
 static char *user_heap_base(void) { return shoal_rt.seg[SHOAL_SEG_HEAP].base; }
@@ -64,12 +65,15 @@ static size_t offset_of_block(const char *call, void *ptr)
     return offset;
 }
 
-static void barrier(void)
+/* The heap call's barrier; a hang report shows it as a world collective. */
+static void barrier(const char *call, size_t bytes)
 {
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "barrier of a heap call", -1, 0); /* nested: level 2 */
     SHOAL_OBS_TEAM(sp, 0);
+    shoal_blocked_coll(call, SHMEM_TEAM_WORLD, 0, 0, 0, bytes, -1);
     shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
+    shoal_blocked_end();
 }
 
 /* An allocation (zeroed for calloc) and the barrier after it, where the
@@ -82,7 +86,7 @@ static void *allocate_collective(const char *call, enum shoal_heap_call kind, si
     shoal_debug_heap_publish(kind, size, kind == SHOAL_HEAP_ALIGN ? alignment : 0);
     void *p = allocate(call, size, alignment);
     if (p && kind == SHOAL_HEAP_CALLOC) memset(p, 0, size);
-    barrier();
+    barrier(call, size);
     shoal_debug_heap_compare(call);
     shoal_debug_heap_check(call);
     return p;
@@ -144,7 +148,7 @@ void pshmem_free(void *ptr)
     if (!ptr) return;
     size_t offset = offset_of_block(call, ptr);
     shoal_debug_heap_publish(SHOAL_HEAP_FREE, offset, 0);
-    barrier();
+    barrier(call, 0);
     shoal_debug_heap_compare(call);
     pthread_mutex_lock(&shoal_rt.heap_lock);
     shoal_status_t st = shoal_alloc_free(shoal_rt.alloc, offset);
@@ -168,7 +172,7 @@ void *pshmem_realloc(void *ptr, size_t size)
     size_t old_size = shoal_alloc_block_size(shoal_rt.alloc, offset);
     /* Peers may still be writing the old block. */
     shoal_debug_heap_publish(SHOAL_HEAP_REALLOC, size, offset);
-    barrier();
+    barrier(call, size);
     shoal_debug_heap_compare(call);
     void *result = ptr;
     pthread_mutex_lock(&shoal_rt.heap_lock);
@@ -185,7 +189,7 @@ void *pshmem_realloc(void *ptr, size_t size)
     } else if (st != SHOAL_OK) {
         shoal_api_fail(call, "resizing %p to %zu bytes failed: %s", ptr, size, shoal_status_str(st));
     }
-    barrier();
+    barrier(call, size);
     shoal_debug_heap_check(call);
     return result;
 }

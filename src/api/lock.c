@@ -15,6 +15,7 @@
 #include "api/check.h"
 #include "api/profiling.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/lock.h"
 
@@ -112,9 +113,12 @@ void pshmem_set_lock(long *lock)
     int seg = lock_segment("shmem_set_lock", lock, &off);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_LOCK, "shmem_set_lock", -1, 0);
     struct shoal_backoff b = {0};
+    shoal_blocked_call("shmem_set_lock", SHOAL_WHERE_LOCK, lock, -1);
     while (!try_claim("shmem_set_lock", lock, 1)) shoal_backoff_wait(&b);
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
     set_held(lock);
+    shoal_blocked_lock_held(lock, 1);
+    shoal_blocked_end();
 }
 
 SHOAL_WEAK_ALIAS(shmem_test_lock);
@@ -131,6 +135,7 @@ int pshmem_test_lock(long *lock)
     lock_result("shmem_test_lock", shoal_lock_try(seg, off, &acquired));
     if (acquired) set_held(lock);
     else drop_claim(lock);
+    if (acquired) shoal_blocked_lock_held(lock, 1);
     return acquired ? 0 : 1;
 }
 
@@ -148,4 +153,5 @@ void pshmem_clear_lock(long *lock)
     lock_result("shmem_clear_lock", shoal_lock_release(seg, off));
     /* Only now may another thread of this PE queue on it (our node is free). */
     drop_claim(lock);
+    shoal_blocked_lock_held(lock, 0);
 }

@@ -4,8 +4,10 @@
 #include <shmem.h>
 
 #include "api/check.h"
+#include "api/debug.h"
 #include "api/profiling.h"
 #include "coll/coll.h"
+#include "observe/blocked.h"
 #include "observe/observe.h"
 
 /* The public calls pass their own name, so a message names what the
@@ -30,7 +32,10 @@ static void quiet(const char *call, shmem_ctx_t ctx)
     shoal_check_init(call);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
+    /* Only a fabric's quiet can block (on the host it is a CPU fence). */
+    if (shoal_rt.fabric) shoal_blocked_call(call, SHOAL_WHERE_QUIET, NULL, -1);
     shoal_rt.transport->quiet(ctx->tctx);
+    if (shoal_rt.fabric) shoal_blocked_end();
 }
 
 static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
@@ -60,14 +65,24 @@ void pshmem_quiet(void) { quiet("shmem_quiet", SHMEM_CTX_DEFAULT); }
 SHOAL_WEAK_ALIAS(shmem_pe_quiet);
 void pshmem_pe_quiet(const int *target_pes, size_t npes) { pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes); }
 
+/* Entering a world barrier: the hang report's record and, with
+ * SHMEM_DEBUG, the agreement that every PE makes this call now. */
+static void world_sync(const char *call)
+{
+    shoal_blocked_coll(call, SHMEM_TEAM_WORLD, 0, 0, 0, 0, -1);
+    if (SHOAL_UNLIKELY(shoal_rt.config.debug)) shoal_debug_coll_agree(call, SHMEM_TEAM_WORLD, 0, 0, -1);
+}
+
 SHOAL_WEAK_ALIAS(shmem_barrier_all);
 void pshmem_barrier_all(void)
 {
     shoal_check_init("shmem_barrier_all");
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_barrier_all", -1, 0);
     SHOAL_OBS_TEAM(sp, 0);
+    world_sync("shmem_barrier_all");
     shoal_rt.transport->quiet(NULL);
     shoal_coll_sync_all();
+    shoal_blocked_end();
 }
 
 SHOAL_WEAK_ALIAS(shmem_sync_all);
@@ -76,7 +91,9 @@ void pshmem_sync_all(void)
     shoal_check_init("shmem_sync_all");
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_BARRIER, "shmem_sync_all", -1, 0);
     SHOAL_OBS_TEAM(sp, 0);
+    world_sync("shmem_sync_all");
     shoal_coll_sync_all();
+    shoal_blocked_end();
 }
 
 /* Deprecated cache calls: hosts Shoal runs on are cache coherent. */

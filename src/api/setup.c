@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/check.h"
+#include "observe/blocked.h"
 #include "api/finalize.h"
 #include "api/profiling.h"
 #include "coll/coll.h"
@@ -64,6 +65,8 @@ static int init_as(const char *call, int requested, int *provided)
         shoal_api_fail(call, "thread level %d is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE (%d..%d)",
                        requested, SHMEM_THREAD_SINGLE, SHMEM_THREAD_MULTIPLE);
     char err[512] = "";
+    /* First: a PE stuck in start-up answers a hang report too. */
+    shoal_blocked_install();
     shoal_status_t st = shoal_runtime_init(requested, err, sizeof err);
     if (st != SHOAL_OK) {
         if (!shoal_rt.startup_reporter) shoal_runtime_await_end();

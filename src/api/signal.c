@@ -5,6 +5,7 @@
 
 #include "api/check.h"
 #include "api/profiling.h"
+#include "observe/blocked.h"
 #include "api/rma_api.h"
 #include "api/signal_api.h"
 #include "observe/observe.h"
@@ -124,11 +125,13 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, sizeof *sig_addr);
     const struct shoal_scalar u64 = {.size = 8, .is_signed = 0};
     struct shoal_backoff b = {0};
+    shoal_blocked_wait(call, sig_addr, 8, 0, cmp, cmp_value, 0);
     for (;;) {
         uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
         if (shoal_cmp_holds(u64, cmp, v, cmp_value)) {
             SHOAL_OBS_WAIT_SEEN(sp, sig_addr, v);
             shoal_backoff_end(&b);
+            shoal_blocked_end();
             return v;
         }
         shoal_backoff_wait(&b);

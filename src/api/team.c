@@ -13,6 +13,7 @@
 #include "api/profiling.h"
 #include "core/internal.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "sync/group.h"
 #include "util/log.h"
 
@@ -82,6 +83,7 @@ static struct shoal_team *new_team(const struct team_geometry *g, int slot)
     memset(&shoal_internal_local()->team_sync[slot], 0, sizeof(struct shoal_team_sync));
     memset(&shoal_internal_local()->team_oneshot[slot], 0, sizeof(struct shoal_team_oneshot));
     shoal_team_slot_set(slot, 1);
+    shoal_blocked_team_new(slot);
     __atomic_store_n(&live_teams[slot], t, __ATOMIC_RELEASE);
     return t;
 }

@@ -4,6 +4,7 @@
 
 #include "api/check.h"
 #include "observe/observe.h"
+#include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/wait.h"
 
@@ -32,7 +33,9 @@ void shoal_api_wait_until(void *ivar, shoal_kind_t kind, int cmp, const void *va
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, t.size);
+    shoal_blocked_wait(call, ivar, t.size, t.is_signed, cmp, shoal_scalar_read(t, value), 0);
     shoal_wait_scalar(t, ivar, cmp, shoal_scalar_read(t, value));
+    shoal_blocked_end();
     if (t.size == 8) SHOAL_OBS_WAIT_SEEN(sp, ivar, __atomic_load_n((const uint64_t *)ivar, __ATOMIC_RELAXED));
 }
 
@@ -40,6 +43,8 @@ int shoal_api_test(void *ivar, shoal_kind_t kind, int cmp, const void *value, co
 {
     struct shoal_scalar t = check_wait(call, ivar, 1, kind, cmp);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_WAIT, call, -1, t.size);
+    /* A test polled in a loop shows in a hang report as the last call. */
+    shoal_blocked_polled(call, ivar, t.size, t.is_signed, cmp, shoal_scalar_read(t, value), 0);
     int holds = shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), shoal_scalar_read(t, value));
     if (!holds) shoal_backoff_poll_failed();
     return holds;
@@ -97,7 +102,10 @@ static size_t wait_set(const char *call, void *ivars, size_t nelems, size_t *ind
     size_t start = 0;
     struct any_cursor *cursor = mode == SHOAL_WAIT_ANY && nelems ? any_cursor_of(ivars, &start) : NULL;
     if (nelems) start %= nelems;
+    if (blocking) shoal_blocked_wait(call, ivars, t.size, t.is_signed, cmp, scalar, nelems);
+    else shoal_blocked_polled(call, ivars, t.size, t.is_signed, cmp, scalar, nelems);
     size_t result = shoal_wait_set(t, ivars, nelems, indices, status, cmp, scalar, values, mode, blocking, start);
+    if (blocking) shoal_blocked_end();
     if (cursor && result != SIZE_MAX) cursor->next = result + 1;
     /* A failed test is usually polled in a loop: with more PEs than cores,
      * let the PE that would satisfy it run. */

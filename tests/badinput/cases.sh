@@ -22,7 +22,7 @@ SYM="symmetric memory is the heap \[$HEX, $HEX\) and static data \[$HEX, $HEX\)"
 NOTSYM="is not symmetric: $SYM"
 NULLSYM="is a null pointer: $SYM"
 SAME_HEAP="every PE must make the same symmetric allocations"
-SAME_COLL="every member of the team must make the same call with the same arguments \(SHMEM_DEBUG\)"
+SAME_COLL="\(SHMEM_DEBUG\)" # hang reports (issue 16): "collective mismatch on team T #n: PE a called X, PE b called Y"
 BADCTX="is not a valid context \(never created, or already destroyed\)"
 case "$case_name" in
 # RMA
@@ -77,9 +77,9 @@ bcast_root) m $case_name all --expect "$(who '[01]' shmem_int_broadcast): root 2
 reduce_stack_source) m $case_name all --expect "$(who '[01]' shmem_int_sum_reduce): source address $HEX \(16 bytes\) $NOTSYM" ;;
 reduce_null_dest) m $case_name all --expect "$(who '[01]' shmem_long_max_reduce): dest address \(nil\) \(32 bytes\) $NULLSYM" ;;
 reduce_overflow) m $case_name all --expect "$(who '[01]' shmem_long_sum_reduce): 4611686018427387903 elements of 8 bytes overflow the address space" ;;
-coll_nelems) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' shmem_int_sum_reduce): team member 1 \(PE 1\) passed 8 elements, member 0 \(PE 0\) 4: $SAME_COLL" ;;
-coll_root) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' shmem_int_broadcast): team member 1 \(PE 1\) passed root 1, member 0 \(PE 0\) root 0: $SAME_COLL" ;;
-coll_op) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' 'shmem_int_(max|sum)_reduce'): team member 1 \(PE 1\) called shmem_int_max_reduce, member 0 \(PE 0\) shmem_int_sum_reduce: $SAME_COLL" ;;
+coll_nelems) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' shmem_int_sum_reduce): collective mismatch on team world #2: PE 0 called shmem_int_sum_reduce\(16 B\), PE 1 called shmem_int_sum_reduce\(32 B\) $SAME_COLL" ;;
+coll_root) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' shmem_int_broadcast): collective mismatch on team world #2: PE 0 called shmem_int_broadcast\(root 0, 16 B\), PE 1 called shmem_int_broadcast\(root 1, 16 B\) $SAME_COLL" ;;
+coll_op) m $case_name all --env SHMEM_DEBUG=1 --expect "$(who '[01]' 'shmem_int_(max|sum)_reduce'): collective mismatch on team world #2: PE 0 called shmem_int_sum_reduce\(16 B\), PE 1 called shmem_int_max_reduce\(16 B\) $SAME_COLL" ;;
 # heap
 realloc_private) m $case_name pe0 --expect "$(who 0 shmem_realloc): pointer $HEX was not returned by shmem_malloc/calloc/align/realloc, or was already freed" ;;
 calloc_overflow) m $case_name all --expect "$(who '[01]' shmem_calloc): 9223372036854775807 elements of 4 bytes overflow the address space" ;;

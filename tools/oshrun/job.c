@@ -8,6 +8,7 @@
  * timers here (nodes.c). */
 #include "net.h"
 #include "oshrun.h"
+#include "where.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,6 +195,13 @@ static void on_signals(struct oshrun_job *job)
             reap(job);
             continue;
         }
+        if (sig == SIGUSR1 && job->where) {
+            /* A hang report; PEs that cannot give one get the signal as before. */
+            oshrun_where_request(job, 1, 0);
+            for (int r = 0; r < job->npes; r++)
+                if (job->pes[r].running && !job->where->ready[r]) kill(job->pes[r].pid, sig);
+            continue;
+        }
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
             /* A second request to stop is not asked politely. */
             if (++job->term_signals > 1)
@@ -248,9 +256,14 @@ static void on_timers(struct oshrun_job *job, double now)
 {
     if (job->deadline && now >= job->deadline && !job->failed) {
         job->deadline = 0;
-        oshrun_fail(job, 124, -1, "job timed out after %ld second%s", job->opt->timeout_s,
-                    job->opt->timeout_s == 1 ? "" : "s");
+        /* Where each PE is stuck first; the report ends the job (where.c). */
+        if (job->where)
+            oshrun_where_request(job, 1, 1);
+        else
+            oshrun_fail(job, 124, -1, "job timed out after %ld second%s", job->opt->timeout_s,
+                        job->opt->timeout_s == 1 ? "" : "s");
     }
+    oshrun_where_tick(job, now);
     if (job->kill_at && now >= job->kill_at) {
         job->kill_at = 0;
         oshrun_signal_all(job, SIGKILL);
@@ -266,6 +279,8 @@ static int poll_timeout_ms(const struct oshrun_job *job, double now, double drai
     if (job->running == 0 && drain_until > 0 && (next < 0 || drain_until < next)) next = drain_until;
     double beat = job->net ? oshrun_net_next_timer(job) : -1;
     if (beat >= 0 && (next < 0 || beat < next)) next = beat;
+    double report = job->where && job->where->pending ? job->where->deadline : -1;
+    if (report >= 0 && (next < 0 || report < next)) next = report;
     if (next < 0) return -1;
     double ms = (next - now) * 1000.0 + 1.0;
     return ms < 0 ? 0 : ms > 1e6 ? 1000000 : (int)ms;
@@ -296,6 +311,8 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->out) ? -1 : pe->out.fd, .events = POLLIN};
             pfd[n++] = (struct pollfd){.fd = oshrun_stream_pending(&pe->err) ? -1 : pe->err.fd, .events = POLLIN};
         }
+        int where_at = n;
+        n += oshrun_where_pollfds(job, pfd + n);
         int net_at = n;
         if (job->net) n += oshrun_net_pollfds(job, pfd + n);
         /* Frames already read off a socket (with a JOIN, or while sending)
@@ -320,6 +337,7 @@ static void loop(struct oshrun_job *job, struct pollfd *pfd)
             output_gone(job, &pe->err);
         }
         if (job->net) oshrun_net_serve(job, pfd + net_at);
+        if (where_at < net_at) oshrun_where_serve(job, pfd + where_at);
         if (pfd[0].revents) on_signals(job);
     }
 }
@@ -352,7 +370,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
         }
     }
     job.pes = calloc((size_t)job.npes, sizeof *job.pes);
-    pfd = calloc(3 + 3 * (size_t)job.npes + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
+    pfd = calloc(3 + 3 * (size_t)job.npes + 2 + (size_t)opt->nnodes + 2 + OSHRUN_MAX_FANOUT, sizeof *pfd);
     if (!job.pes || !pfd) {
         fprintf(stderr, "oshrun: out of memory for %d PEs\n", job.npes);
         free(job.pes);
@@ -384,7 +402,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
         goto out;
     }
     if (opt->timeout_s) job.deadline = oshrun_now() + (double)opt->timeout_s;
-    if (oshrun_observe_prepare(&job) != 0) {
+    if (oshrun_observe_prepare(&job) != 0 || oshrun_where_open(&job) != 0) {
         job.status = 1;
         goto out;
     }
@@ -403,6 +421,7 @@ out:;
     }
     oshrun_observe_finish(&job); /* SHMEM_TRACE, SHMEM_STATS: after the PEs' own output */
     oshrun_gather_release(&job);
+    oshrun_where_close(&job);
     oshrun_net_close(&job);
     if (job.sigfd >= 0) close(job.sigfd);
     close(job.guard); /* the guardian sweeps whatever is left and exits */

@@ -1,6 +1,7 @@
 /* main.c: oshrun entry point. */
 #include "oshrun.h"
 #include "tls.h"
+#include "where.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: oshrun -n N [options] PROGRAM [ARGS...]\n"
             "       oshrun --make-secret FILE\n"
+            "       oshrun --where [PID]\n"
             "Runs N processing elements (PEs) of an OpenSHMEM program on this host.\n"
             "\n"
             "Options:\n"
@@ -29,6 +31,8 @@ static void usage(FILE *f)
             "                         start-up allgathers (1 to %d, default %d; the same on\n"
             "                         every node)\n"
             "  --make-secret FILE     write a new random job secret to FILE (mode 0600)\n"
+            "  --where [PID]          print where each PE of the running job (oshrun's PID;\n"
+            "                         may be left out when one job of yours runs) is blocked\n"
             "  --tag-output           prefix each line of output with \"[PE n] \"\n"
             "  -x VAR[=VALUE]         set VAR to VALUE in every PE (a bare VAR passes on\n"
             "                         oshrun's value, as every PE inherits it anyway);\n"
@@ -46,7 +50,10 @@ static void usage(FILE *f)
             "calling shmem_finalize, the others are stopped within a second.\n"
             "PE output is passed on a whole line at a time, so lines of different PEs never\n"
             "mix (each PE's stdout and stderr are pipes to oshrun).\n"
-            "Signals INT, TERM, HUP, QUIT, USR1 and USR2 are forwarded to the PEs; the first\n"
+            "SIGUSR1 and --timeout print a hang report: where each PE is blocked, and a\n"
+            "verdict when one is evident (docs/observability.md).\n"
+            "Signals INT, TERM, HUP, QUIT and USR2 are forwarded to the PEs (USR1 only to\n"
+            "programs that do not use Shoal); the first\n"
             "INT, TERM, HUP or QUIT stops the job (\"job stopped by SIGINT\"), a second one\n"
             "kills the PEs, and oshrun then ends by that signal. When the reader of its\n"
             "output goes away (oshrun ... | head), oshrun stops the PEs and ends quietly\n"
@@ -65,6 +72,13 @@ int main(int argc, char *argv[])
             return 2;
         }
         return oshrun_make_secret(argv[2]);
+    }
+    if (argc >= 2 && strcmp(argv[1], "--where") == 0) {
+        if (argc > 3) {
+            fprintf(stderr, "oshrun: --where takes at most one PID\n");
+            return 2;
+        }
+        return oshrun_where_client(argc == 3 ? argv[2] : NULL);
     }
     switch (oshrun_parse_args(argc, argv, &opt, err, sizeof err)) {
     case OSHRUN_PARSE_HELP:

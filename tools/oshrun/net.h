@@ -27,6 +27,8 @@
  *   END     0 -> all     every node is done; exit 0
  *   PING    both ways    a heartbeat: nothing but "I am alive"; any frame
  *                        counts as one, so it never changes a protocol state
+ *   WHERE   0 -> all     a hang report is asked for (SIGUSR1, --where at node 0)
+ *   WHERE_TEXT node k -> 0  the report's lines for node k's PEs (where.h)
  * Node 0 relays a FAULT to every node, so each oshrun prints the same line
  * and exits with the same status. Descriptors never leave a node. */
 #ifndef OSHRUN_NET_H
@@ -40,7 +42,7 @@
 #include "args.h"
 
 #define OSHRUN_NET_MAGIC 0x4C4E4853u /* "SHNL" */
-#define OSHRUN_NET_VERSION 3u /* 2: PING; 3: the tree */
+#define OSHRUN_NET_VERSION 4u /* 2: PING; 3: the tree; 4: WHERE */
 #define OSHRUN_ADDR_MAX 95   /* "host:port" in JOIN and WELCOME */
 #define OSHRUN_NET_HEADER 12u
 #define OSHRUN_NET_MAX_FRAME ((64u << 20) + 64u)
@@ -53,7 +55,9 @@ enum oshrun_net_type {
     OSHRUN_NET_FAULT = 5,
     OSHRUN_NET_DONE = 6,
     OSHRUN_NET_END = 7,
-    OSHRUN_NET_PING = 8
+    OSHRUN_NET_PING = 8,
+    OSHRUN_NET_WHERE = 9,
+    OSHRUN_NET_WHERE_TEXT = 10
 };
 
 struct oshrun_link {

@@ -9,6 +9,7 @@
  * vanished host) is lost like a closed one. The timers run from the event
  * loop (job.c). */
 #include "net.h"
+#include "where.h"
 #include "oshrun.h"
 #include "util/config.h"
 
@@ -132,6 +133,14 @@ static void on_frame(struct oshrun_job *job, struct oshrun_link *l, const struct
         net->ended = 1;
         return;
     case OSHRUN_NET_PING: return; /* its arrival was the point (link.c noted the time) */
+    case OSHRUN_NET_WHERE:
+        if (root || l != &net->links[0]) break;
+        oshrun_where_relay_request(job);
+        return;
+    case OSHRUN_NET_WHERE_TEXT:
+        if (!root) break;
+        oshrun_where_remote_text(job, l->node, f->payload, f->len);
+        return;
     }
     oshrun_net_broken(job, l, "an unexpected message");
 }

@@ -9,6 +9,7 @@
  *   limits.c  the open-file limit, named with its numbers
  *   bind.c    --bind-to: which cores the PEs are bound to
  *   observe.c SHMEM_TRACE, SHMEM_STATS: merges the PEs' parts at the end
+ *   where.c   hang reports: asks the PEs where they are (where.h)
  *   net.h     across hosts: rendezvous.c, accept.c, nodes.c, link.c, tls.c
  *
  * Invariants: every descriptor the launcher holds is close-on-exec; a PE
@@ -68,6 +69,7 @@ struct oshrun_job {
     pid_t self;
     int sigfd;
     int guard; /* pipe to the guardian (guard.c), -1 when none */
+    struct oshrun_where *where; /* hang reports (where.h); NULL when none */
 
     int failed; /* the job is being stopped */
     int status; /* exit status of oshrun */

@@ -4,6 +4,7 @@
  * failure travels back on a close-on-exec pipe so the launcher can report
  * it before anything else happens. */
 #include "oshrun.h"
+#include "where.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,7 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
         /* Data endpoints listen on the interface of the route to it (boot/bind_addr.h). */
         setenv("SHOAL_RENDEZVOUS", job->opt->rendezvous, 1);
     }
+    oshrun_where_child(job);
     /* -x VAR=VALUE; a bare -x VAR is inherited as it is. */
     for (int i = 0; i < job->opt->nexports; i++) {
         const char *x = job->opt->exports[i], *eq = strchr(x, '=');
