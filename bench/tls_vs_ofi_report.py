@@ -57,7 +57,9 @@ def main():
           "`tls` module, so no kernel TLS).")
     print("- **ofi**: libfabric `tcp;ofi_rxm`, unencrypted.")
     print("- Targets (issue 12): 1 MiB bandwidth tls >= 0.8x ofi; 8-byte put + quiet and fetch_add "
-          "tls no slower than ofi (<= 1x).\n")
+          "tls no slower than ofi (<= 1x).")
+    print("- Why the bandwidth stays below 0.8x without kernel TLS, with the profile per MiB: "
+          "docs/design.md (the encrypted transport, *Speed*).\n")
     for setup, title in SETUPS:
         if not any(k[0] == setup for k in runs):
             continue
