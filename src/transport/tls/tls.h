@@ -148,7 +148,13 @@ struct shoal_tls_lib {
     __typeof__(SSL_SESSION_set1_master_key) *SESSION_set1_master_key;
     __typeof__(SSL_SESSION_set_cipher) *SESSION_set_cipher;
     __typeof__(SSL_SESSION_set_protocol_version) *SESSION_set_protocol_version;
+    __typeof__(SSL_set0_wbio) *set0_wbio;
     __typeof__(BIO_ctrl) *BIO_ctrl;
+    __typeof__(BIO_new) *BIO_new;
+    __typeof__(BIO_new_socket) *BIO_new_socket;
+    __typeof__(BIO_f_buffer) *BIO_f_buffer;
+    __typeof__(BIO_push) *BIO_push;
+    __typeof__(BIO_free_all) *BIO_free_all;
     __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(ERR_clear_error) *ERR_clear_error;
     __typeof__(ERR_error_string_n) *ERR_error_string_n;
@@ -172,8 +178,11 @@ double shoal_tls_now(void);
 /* OpenSSL's reason for the last failure on ssl. */
 void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 /* Whole-buffer I/O on a stream; 0 on success, -1 on a closed or broken one.
- * Callers hold SIGPIPE blocked (shoal_tls_sigpipe_block) around them. */
+ * Callers hold SIGPIPE blocked (shoal_tls_sigpipe_block) around them.
+ * shoal_tls_write sends what the stream holds; shoal_tls_write_more leaves
+ * it gathered for the next write (a message's header before its data). */
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
+int shoal_tls_write_more(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
 /* Polls fd a little while (shoal_tls.spin_s) before a read would block;

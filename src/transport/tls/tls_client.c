@@ -128,9 +128,10 @@ static void unlock_stream(struct shoal_tls_conn *c, const sigset_t *old)
     shoal_tls_sigpipe_restore(old);
 }
 
-static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, const char *what, int pe)
+/* more: the message goes on (its data follows), so nothing is sent yet. */
+static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, int more, const char *what, int pe)
 {
-    if (shoal_tls_write(c->ssl, buf, len) == 0) return;
+    if ((more ? shoal_tls_write_more : shoal_tls_write)(c->ssl, buf, len) == 0) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
     stream_failed(what, pe, reason);
@@ -202,10 +203,10 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
         char buf[sizeof q + SMALL_PUT];
         memcpy(buf, &q, sizeof q);
         memcpy(buf + sizeof q, src, len);
-        send_or_fail(c, buf, sizeof q + len, "put", pe);
+        send_or_fail(c, buf, sizeof q + len, 0, "put", pe);
     } else {
-        send_or_fail(c, &q, sizeof q, "put", pe);
-        send_or_fail(c, src, len, "put", pe);
+        send_or_fail(c, &q, sizeof q, 1, "put", pe);
+        send_or_fail(c, src, len, 0, "put", pe);
     }
     sent_unanswered(c, "put", pe);
     unlock_stream(c, &old);
@@ -220,7 +221,7 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     struct shoal_tls_rep rep;
     sigset_t old;
     struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
-    send_or_fail(c, &q, sizeof q, "get", pe);
+    send_or_fail(c, &q, sizeof q, 0, "get", pe);
     __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
     read_answer(c, &rep, "get", pe);
     recv_or_fail(c, dst, len, "get", pe);
@@ -236,7 +237,7 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
                               .operand = operand, .cond = cond};
     sigset_t old;
     struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
-    send_or_fail(c, &q, sizeof q, "atomic", pe);
+    send_or_fail(c, &q, sizeof q, 0, "atomic", pe);
     if (fetched) {
         struct shoal_tls_rep rep;
         __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);

@@ -142,8 +142,9 @@ static int answer(struct shoal_tls_server *s, struct shoal_tls_rep rep, const vo
         memcpy(buf + sizeof rep, data, len);
         return shoal_tls_write(s->ssl, buf, sizeof rep + len);
     }
-    if (shoal_tls_write(s->ssl, &rep, sizeof rep) != 0) return -1;
-    return data ? shoal_tls_write(s->ssl, data, len) : 0;
+    if (!data) return shoal_tls_write(s->ssl, &rep, sizeof rep);
+    if (shoal_tls_write_more(s->ssl, &rep, sizeof rep) != 0) return -1;
+    return shoal_tls_write(s->ssl, data, len);
 }
 
 /* Says every request so far is applied (with the first refusal among them). */

@@ -32,6 +32,8 @@ static char load_error[256];
 static const unsigned char psk_identity[] = "shoal-transport-psk-v1";
 /* Bytes one read may pull from the socket (many 16 KiB records). */
 #define READ_BUFFER ((size_t)256 * 1024)
+/* Encrypted records gathered before one write to the socket. */
+#define WRITE_BUFFER (256 * 1024)
 
 static void load(void)
 {
@@ -77,7 +79,13 @@ static void load(void)
     RESOLVE(ssl, SESSION_set1_master_key, "SSL_SESSION_set1_master_key");
     RESOLVE(ssl, SESSION_set_cipher, "SSL_SESSION_set_cipher");
     RESOLVE(ssl, SESSION_set_protocol_version, "SSL_SESSION_set_protocol_version");
+    RESOLVE(ssl, set0_wbio, "SSL_set0_wbio");
     RESOLVE(crypto, BIO_ctrl, "BIO_ctrl");
+    RESOLVE(crypto, BIO_new, "BIO_new");
+    RESOLVE(crypto, BIO_new_socket, "BIO_new_socket");
+    RESOLVE(crypto, BIO_f_buffer, "BIO_f_buffer");
+    RESOLVE(crypto, BIO_push, "BIO_push");
+    RESOLVE(crypto, BIO_free_all, "BIO_free_all");
     RESOLVE(crypto, ERR_get_error, "ERR_get_error");
     RESOLVE(crypto, ERR_clear_error, "ERR_clear_error");
     RESOLVE(crypto, ERR_error_string_n, "ERR_error_string_n");
@@ -203,6 +211,27 @@ double shoal_tls_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* OpenSSL writes each record (16 KiB at most) with its own system call,
+ * and each wakes the reader, which then preempts the writer on a busy
+ * host: a large put cost 64 writes and as many context switches per MiB.
+ * A buffer in front of the socket gathers records into writes of
+ * WRITE_BUFFER bytes; the stream's writers flush at the end of each
+ * message. Not with kernel TLS, which gets plaintext and writes records
+ * itself. Without the buffer (out of memory) records go out one by one. */
+static void gather_writes(SSL *ssl, int fd)
+{
+    BIO *buffer = L.BIO_new(L.BIO_f_buffer());
+    BIO *sock = L.BIO_new_socket(fd, BIO_NOCLOSE);
+    int one = 1;
+    if (!buffer || !sock || L.BIO_ctrl(buffer, BIO_C_SET_BUFF_SIZE, WRITE_BUFFER, &one) <= 0) {
+        if (buffer) L.BIO_free_all(buffer);
+        if (sock) L.BIO_free_all(sock);
+        L.ERR_clear_error();
+        return;
+    }
+    L.set0_wbio(ssl, L.BIO_push(buffer, sock)); /* the read side keeps its own BIO */
+}
+
 SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_t len)
 {
     SSL *ssl = L.new_(server ? shoal_tls.server_ctx : shoal_tls.client_ctx);
@@ -221,6 +250,7 @@ SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_
         int r = server ? L.accept(ssl) : L.connect(ssl);
         if (r == 1) {
             fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+            if (!shoal_tls_is_ktls(ssl)) gather_writes(ssl, fd);
             return ssl;
         }
         int e = L.get_error(ssl, r);
@@ -298,7 +328,7 @@ void shoal_tls_await(SSL *ssl, int fd, int serve)
     if (serve) shoal_tls_serve_release();
 }
 
-int shoal_tls_write(SSL *ssl, const void *buf, size_t len)
+int shoal_tls_write_more(SSL *ssl, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len) {
@@ -308,6 +338,12 @@ int shoal_tls_write(SSL *ssl, const void *buf, size_t len)
         len -= done;
     }
     return 0;
+}
+
+int shoal_tls_write(SSL *ssl, const void *buf, size_t len)
+{
+    if (shoal_tls_write_more(ssl, buf, len) != 0) return -1;
+    return L.BIO_ctrl(L.get_wbio(ssl), BIO_CTRL_FLUSH, 0, NULL) > 0 ? 0 : -1;
 }
 
 int shoal_tls_read(SSL *ssl, void *buf, size_t len)
