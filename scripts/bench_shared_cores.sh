@@ -13,7 +13,8 @@
 # the five rotates from run to run. A run that passes RUN_TIMEOUT seconds
 # (spinning on shared cores can take minutes) is recorded as a timeout.
 # Writes docs/bench/shared_cores.csv, .md and .png (or into $OUT).
-# Settings: REPS=1 (alternations; the report takes medians), RUN_TIMEOUT=25.
+# Settings: REPS=1 (alternations; the report takes medians), RUN_TIMEOUT=25,
+# SCENARIOS="quiet hog 4on2 16on2" (the ones to run).
 # Both projects name their launcher oshrun: only absolute paths are used.
 set -e
 cd "$(dirname "$0")/.."
@@ -57,6 +58,7 @@ libs="oshmem shoal-auto shoal-spin shoal-yield shoal-sleep"
 turn=0
 scenario() { # name pes
     name=$1 n=$2
+    case " ${SCENARIOS:-quiet hog 4on2 16on2} " in *" $name "*) ;; *) return 0 ;; esac
     if [ "$n" -le 2 ]; then p2p_iters=2000 coll_iters=300; elif [ "$n" -le 4 ]; then p2p_iters=500 coll_iters=200
     else p2p_iters=100 coll_iters=40; fi
     rep=1

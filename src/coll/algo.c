@@ -60,8 +60,11 @@ static int oversubscribed(void)
 
 static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)
 {
+    /* fcollect is judged by its block: bytes is every member's together. */
     const int oneshot_fits =
-        (kind == SHOAL_COLL_REDUCE || kind == SHOAL_COLL_BROADCAST) && shoal_coll_oneshot_fits(g, bytes);
+        kind == SHOAL_COLL_COLLECT
+            ? shoal_coll_fcollect_oneshot_fits(g, g->size ? bytes / (size_t)g->size : 0)
+            : (kind == SHOAL_COLL_REDUCE || kind == SHOAL_COLL_BROADCAST) && shoal_coll_oneshot_fits(g, bytes);
     if (forced[kind] >= 0) {
         /* A forced one-shot falls back to direct where it cannot run (active
          * sets, vectors past SHOAL_ONESHOT_BYTES, large teams); so does a
@@ -79,9 +82,11 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
     }
-    /* Small reductions and broadcasts on a team: one exchange of lines and
-     * no barrier beat the two barriers of the direct algorithms
-     * (bench/bench_coll.c). */
+    /* Small reductions, broadcasts and fcollects (blocks of at most
+     * SHOAL_ONESHOT_BYTES) on a team: one exchange of lines and no barrier
+     * beat the two barriers of the direct algorithms (bench/bench_coll.c;
+     * fcollect: scripts/bench_shared_cores.sh, where with PEs outnumbering
+     * cores each member is scheduled once to write and once to read). */
     if (oneshot_fits) return SHOAL_ALGO_ONESHOT;
     /* Otherwise, on one host, the direct algorithms win at every size
      * measured (2-8 PEs, 8 B to 1 MiB): the work is spread over all members

@@ -113,6 +113,11 @@ shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf
  * shoal_coll_oneshot_fits. */
 shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_coll_buf dest,
                                             struct shoal_coll_buf src, size_t bytes, int root, int update_root);
+/* The one-shot fcollect, when shoal_coll_fcollect_oneshot_fits: blocks of
+ * 1 to SHOAL_ONESHOT_BYTES bytes on a team where one-shot reductions fit. */
+int shoal_coll_fcollect_oneshot_fits(const struct shoal_group *g, size_t block);
+shoal_status_t shoal_coll_fcollect_oneshot(struct shoal_group *g, struct shoal_coll_buf dest,
+                                          struct shoal_coll_buf src, size_t bytes);
 shoal_status_t shoal_coll_reduce_oneshot(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          size_t nelems, size_t es, shoal_coll_combine_fn combine);
 /* The binomial-tree broadcast and reduction (tree.c), when

@@ -1,4 +1,5 @@
-/* oneshot.c: one-shot broadcast and all-reduce of small vectors on a team.
+/* oneshot.c: one-shot broadcast, all-reduce and fcollect of small vectors
+ * on a team.
  *
  * The data travel in lines of the members' one-shot areas (core/internal.h)
  * instead of between the buffers, so no entry or exit barrier is needed:
@@ -7,7 +8,11 @@
  *   holds all members' lines for that count and combines them in rank
  *   order (so every member's result is bit-identical);
  * - broadcast: the root copies its source into its line of every member's
- *   copy; each member waits for that line and copies it to its dest.
+ *   copy; each member waits for that line and copies it to its dest;
+ * - fcollect: like reduce, but each line is copied to its block of the
+ *   dest instead of combined; a member's own block goes straight from its
+ *   source. Each member is scheduled once to write and once to read, the
+ *   fewest steps there are when PEs outnumber cores.
  * A member's own source and dest are touched only by itself, so a
  * reduction in place (dest == source) is safe, and a source may be reused
  * as soon as the call returns.
@@ -32,6 +37,11 @@ int shoal_coll_oneshot_fits(const struct shoal_group *g, size_t bytes)
 {
     return g->oneshot && bytes <= SHOAL_ONESHOT_BYTES && g->size <= SHOAL_ONESHOT_MEMBERS &&
            shoal_coll_all_direct(g);
+}
+
+int shoal_coll_fcollect_oneshot_fits(const struct shoal_group *g, size_t block)
+{
+    return block && shoal_coll_oneshot_fits(g, block);
 }
 
 static void *area_word(const struct shoal_group *g, int owner, size_t offset)
@@ -118,6 +128,27 @@ shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_
     }
     const struct shoal_oneshot_line *line = await_line(g, tag, root);
     if (me != root || update_root) memcpy(shoal_coll_at(g, dest, me, 0), line->data, bytes);
+    finish(g, tag);
+    return SHOAL_OK;
+}
+
+shoal_status_t shoal_coll_fcollect_oneshot(struct shoal_group *g, struct shoal_coll_buf dest,
+                                          struct shoal_coll_buf src, size_t bytes)
+{
+    const uint64_t tag = begin(g);
+    const int n = g->size, me = g->rank;
+    const char *mine = shoal_coll_at(g, src, me, 0);
+    /* Next rank first, so that members do not all write the same copy at
+     * once. */
+    for (int k = 1; k < n; k++) write_line(g, (me + k) % n, tag, mine, bytes);
+    char *out = shoal_coll_at(g, dest, me, 0);
+    /* Own block now: after the lines left (an in-place source is dest's own
+     * block, which nothing else here overwrites). */
+    if (out + (size_t)me * bytes != mine) memcpy(out + (size_t)me * bytes, mine, bytes);
+    for (int k = 1; k < n; k++) {
+        const int r = (me + k) % n;
+        memcpy(out + (size_t)r * bytes, await_line(g, tag, r)->data, bytes);
+    }
     finish(g, tag);
     return SHOAL_OK;
 }

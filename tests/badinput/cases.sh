@@ -174,6 +174,11 @@ align_bad)
         --expect "^shoal: PE 0: error: shmem_align: alignment 2147483648 exceeds the largest supported alignment 1073741824; returning NULL$" \
         --reject "PE [0-9]+:.*PE [0-9]+" \
         -- "$bin/badinput_heap_full" align ;;
+# ---- issue 17 (h-fcol): collect's algorithms include the one-shot fcollect.
+coll_setting_collect)
+    exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=collect:fastest \
+        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='collect:fastest': collect has no algorithm named 'fastest' \(it has direct, linear, oneshot, bruck\)" \
+        -- "$bin/badinput_heap_full" full ;;
 *)
     echo "cases.sh: unknown case $case_name" >&2
     exit 1 ;;
