@@ -55,7 +55,8 @@ const struct shoal_config_var shoal_config_vars[] = {
      FIELD(teams_max), .min = 2, .max = 256, .unit = "teams"},
     {"SHMEM_COLL_ALGORITHM", SHOAL_CONFIG_STRING, "auto",
      "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
-     "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot, "
+     "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot "
+     "(one-host reduce, broadcast and small fcollect), "
      "hier (barrier across hosts), tree (broadcast, reduce), rd (recursive-doubling reduce of small vectors), "
      "ring (ring reduce-scatter + allgather reduce), bruck (Bruck fcollect)).",
      FIELD(coll_algorithm), .check = shoal_coll_setting_check},
