@@ -16,7 +16,8 @@
  *   sleeps. Waits recount the awake PEs as they yield and every 256 polls
  *   of a spin, so the choice follows PEs falling asleep and waking;
  * - where PEs outnumber cores but no more than the cores are awake (two PEs
- *   exchange while the others sleep in a barrier), as on a quiet host:
+ *   exchange while the others sleep in a barrier), it spins as below, then
+ *   yields as above (a sleeper may wake at any time), then sleeps;
  * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
  *   waits ended within their spin ("spin paid off"), else 2048 polls (some
  *   hundred microseconds); then it yields 256 times and sleeps, or, when
@@ -133,16 +134,17 @@ static void apply(void)
     case SHOAL_WAIT_SPIN_ONLY: spin = ULONG_MAX; yields = 0; break;
     case SHOAL_WAIT_YIELD: spin = 0; yields = UINT_MAX; break;
     case SHOAL_WAIT_SLEEP: spin = 0; yields = 0; break;
-    default:
+    default: {
+        /* PEs outnumber cores: yielding hands the core to another PE, which
+         * moves the job on; only when a yield comes back after a whole
+         * slice of some other task does sleeping serve better. */
+        const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
+        unsigned over_yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
+        if (over_yields < 8) over_yields = 8;
         if (shoal_backoff_oversubscribed && pol.awake > pol.cores) {
-            /* Yielding hands the core to another PE, which moves the job
-             * on; only when a yield comes back after a whole slice of some
-             * other task does sleeping serve better. */
-            const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
             contended = 2;
             spin = 0;
-            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
-            if (yields < 8) yields = 8;
+            yields = over_yields;
         } else {
             contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
             /* Spinning pays while the writer runs at the same time; when
@@ -153,7 +155,11 @@ static void apply(void)
             /* A yield that costs a whole slice of another task (a hog)
              * only delays the wake-up: sleep until rung instead. */
             yields = !contended ? 256 : pol.yield_ns > YIELD_SLICE_NS ? 0 : 32;
+            /* Sleepers of this host wake at any time: yield to them. */
+            if (shoal_backoff_oversubscribed) yields = over_yields;
         }
+        break;
+    }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
