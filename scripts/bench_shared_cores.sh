@@ -13,8 +13,9 @@
 # the five rotates from run to run. A run that passes RUN_TIMEOUT seconds
 # (spinning on shared cores can take minutes) is recorded as a timeout.
 # Writes docs/bench/shared_cores.csv, .md and .png (or into $OUT).
-# Settings: REPS=1 (alternations; the report takes medians), RUN_TIMEOUT=25,
-# SCENARIOS="quiet hog 4on2 16on2" (the ones to run).
+# Settings: REPS=1 (alternations; the report takes medians), RUN_TIMEOUT=25;
+# to measure a part: SCENARIOS="4on2 16on2" (default all four), LIBS="oshmem
+# shoal-auto shoal-yield" (default all five).
 # Both projects name their launcher oshrun: only absolute paths are used.
 set -e
 cd "$(dirname "$0")/.."
@@ -54,17 +55,19 @@ run_lib() { # lib pes log program args...
 
 csv=$OUT/shared_cores.csv
 echo "scenario,pes,load1,library,figure,value_us,rep" >"$csv"
-libs="oshmem shoal-auto shoal-spin shoal-yield shoal-sleep"
+libs=${LIBS:-oshmem shoal-auto shoal-spin shoal-yield shoal-sleep}
+nlibs=$(echo $libs | wc -w)
+SCENARIOS=${SCENARIOS:-quiet hog 4on2 16on2}
+want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 turn=0
 scenario() { # name pes
     name=$1 n=$2
-    case " ${SCENARIOS:-quiet hog 4on2 16on2} " in *" $name "*) ;; *) return 0 ;; esac
     if [ "$n" -le 2 ]; then p2p_iters=2000 coll_iters=300; elif [ "$n" -le 4 ]; then p2p_iters=500 coll_iters=200
     else p2p_iters=100 coll_iters=40; fi
     rep=1
     while [ "$rep" -le "$REPS" ]; do
         set -- $libs
-        k=$((turn % 5)); turn=$((turn + 1))
+        k=$((turn % nlibs)); turn=$((turn + 1))
         while [ "$k" -gt 0 ]; do first=$1; shift; set -- "$@" "$first"; k=$((k - 1)); done
         for lib in "$@"; do
             load=$(cut -d' ' -f1 /proc/loadavg)
@@ -86,13 +89,15 @@ scenario() { # name pes
 }
 
 echo "== running (load $(cut -d' ' -f1-3 /proc/loadavg))"
-scenario quiet 2
-taskset -c 1 sh -c 'while :; do :; done' &
-hog=$!
-trap 'kill $hog 2>/dev/null' EXIT
-scenario hog 2
-kill $hog; trap - EXIT
-scenario 4on2 4
-scenario 16on2 16
+want quiet && scenario quiet 2
+if want hog; then
+    taskset -c 1 sh -c 'while :; do :; done' &
+    hog=$!
+    trap 'kill $hog 2>/dev/null' EXIT
+    scenario hog 2
+    kill $hog; trap - EXIT
+fi
+want 4on2 && scenario 4on2 4
+want 16on2 && scenario 16on2 16
 /usr/bin/python3 bench/shared_cores_report.py "$csv" "$OUT"
 echo "== done: $OUT/shared_cores.md, .csv, .png"

@@ -5,14 +5,19 @@
  * budget follows what the PE last measured, at most every SENSE_NS and only
  * from waits already past their spin (a wait that ends while spinning costs
  * nothing extra):
- * - PEs outnumber this host's cores: a waiter spinning holds the core its
- *   writer needs, so it spins a few polls, then yields, which hands the
- *   core to another PE (measured faster than a futex round trip at 4 and
- *   16 PEs on 2 cores, docs/bench/shared_cores.md), for about a millisecond
- *   (by the measured cost of a yield), then sleeps: a PE idle for longer
- *   would only take turns from the PEs that work. Where a yield comes back
- *   after a whole time slice (another program runs there) it yields 8
- *   times and sleeps;
+ * - more PEs of this host are awake (not asleep in a wait: their sleepers
+ *   flag, sync/wake.h, is down) than it has cores: a waiter spinning holds
+ *   the core its writer needs, so it yields at once, which hands the core
+ *   to another PE (measured faster than a futex round trip at 4 and 16 PEs
+ *   on 2 cores, docs/bench/shared_cores.md), for about a millisecond (by
+ *   the measured cost of a yield), then sleeps: a PE idle for longer would
+ *   only take turns from the PEs that work. Where a yield comes back after
+ *   a whole time slice (another program runs there) it yields 8 times and
+ *   sleeps. Waits recount the awake PEs as they yield and every 256 polls
+ *   of a spin, so the choice follows PEs falling asleep and waking;
+ * - where PEs outnumber cores but no more than the cores are awake (two PEs
+ *   exchange while the others sleep in a barrier), it spins as below, then
+ *   yields as above (a sleeper may wake at any time), then sleeps;
  * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
  *   waits ended within their spin ("spin paid off"), else 2048 polls (some
  *   hundred microseconds); then it yields 256 times and sleeps, or, when
@@ -60,7 +65,11 @@ static struct {
     long psi_at;
     int sensing;
     int yielded; /* a yield was timed since the last measure */
-} pol = {.yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
+    long cores;  /* this PE's usable cores */
+    int awake;   /* PEs of this host not asleep in a wait, last counted */
+    int *local;  /* world numbers of the PEs sharing this host's memory */
+    int n_local; /* -1 until listed */
+} pol = {.n_local = -1, .yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
 
@@ -91,6 +100,30 @@ static int read_pressure(long now)
     return permille > 1000 ? 1000 : permille;
 }
 
+/* Lists this host's PEs once their wake words are mapped; 0 before. */
+static int list_local(void)
+{
+    if (__atomic_load_n(&pol.n_local, __ATOMIC_ACQUIRE) >= 0) return 1;
+    if (!shoal_wake_offset || !shoal_rt.peers) return 0;
+    int *local = malloc(sizeof *local * (size_t)shoal_rt.n_pes), n = 0;
+    if (!local) return 0;
+    for (int pe = 0; pe < shoal_rt.n_pes; pe++)
+        if (shoal_wake_word_of(pe)) local[n++] = pe;
+    pol.local = local;
+    __atomic_store_n(&pol.n_local, n, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* PEs of this host whose sleepers flag is down (computing, spinning or
+ * yielding), this PE included; all of them until the list exists. */
+static int count_awake(void)
+{
+    if (!list_local()) return INT_MAX;
+    int awake = 0;
+    for (int i = 0; i < pol.n_local; i++) awake += !shoal_wake_peer_asleep(pol.local[i]);
+    return awake;
+}
+
 static void apply(void)
 {
     const unsigned long cfg = pol.configured_spin;
@@ -101,16 +134,17 @@ static void apply(void)
     case SHOAL_WAIT_SPIN_ONLY: spin = ULONG_MAX; yields = 0; break;
     case SHOAL_WAIT_YIELD: spin = 0; yields = UINT_MAX; break;
     case SHOAL_WAIT_SLEEP: spin = 0; yields = 0; break;
-    default:
-        if (shoal_backoff_oversubscribed) {
-            /* Yielding hands the core to another PE, which moves the job
-             * on; only when a yield comes back after a whole slice of some
-             * other task does sleeping serve better. */
-            const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
+    default: {
+        /* PEs outnumber cores: yielding hands the core to another PE, which
+         * moves the job on; only when a yield comes back after a whole
+         * slice of some other task does sleeping serve better. */
+        const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
+        unsigned over_yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
+        if (over_yields < 8) over_yields = 8;
+        if (shoal_backoff_oversubscribed && pol.awake > pol.cores) {
             contended = 2;
-            spin = cfg < 64 ? cfg : 64;
-            yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
-            if (yields < 8) yields = 8;
+            spin = 0;
+            yields = over_yields;
         } else {
             contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
             /* Spinning pays while the writer runs at the same time; when
@@ -121,7 +155,11 @@ static void apply(void)
             /* A yield that costs a whole slice of another task (a hog)
              * only delays the wake-up: sleep until rung instead. */
             yields = !contended ? 256 : pol.yield_ns > YIELD_SLICE_NS ? 0 : 32;
+            /* Sleepers of this host wake at any time: yield to them. */
+            if (shoal_backoff_oversubscribed) yields = over_yields;
         }
+        break;
+    }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
@@ -135,6 +173,7 @@ static void sense(long now, int force)
     if (__atomic_exchange_n(&pol.sensing, 1, __ATOMIC_ACQUIRE)) return;
     pol.next_sense = now + SENSE_NS;
     pol.pressure_permille = read_pressure(now);
+    if (shoal_backoff_oversubscribed) __atomic_store_n(&pol.awake, count_awake(), __ATOMIC_RELAXED);
     /* Waits that sleep without yielding time no yield: let an old late one
      * fade, or the policy would never try yielding again. */
     if (!__atomic_exchange_n(&pol.yielded, 0, __ATOMIC_RELAXED))
@@ -150,6 +189,19 @@ static void sense(long now, int force)
 }
 
 void shoal_backoff_sense_now(void) { sense(now_ns(), 1); }
+
+void shoal_backoff_recount(void)
+{
+    if (pol.policy != SHOAL_WAIT_AUTO) return;
+    const int awake = count_awake(), was = __atomic_load_n(&pol.awake, __ATOMIC_RELAXED);
+    if ((awake > pol.cores) == (was > pol.cores)) return;
+    __atomic_store_n(&pol.awake, awake, __ATOMIC_RELAXED);
+    /* Crossing the core count switches spinning on or off for every wait;
+     * apply under the sensing guard, or retry at the next recount. */
+    if (__atomic_exchange_n(&pol.sensing, 1, __ATOMIC_ACQUIRE)) return;
+    apply();
+    __atomic_store_n(&pol.sensing, 0, __ATOMIC_RELEASE);
+}
 
 static void timed_yield(void)
 {
@@ -175,6 +227,11 @@ void shoal_backoff_slow(struct shoal_backoff *b)
     const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
     const unsigned long past = b->polls - 1 - (b->polls - 1 < spin ? b->polls - 1 : spin);
     if (past == 0) missed++;
+    if (shoal_backoff_oversubscribed) {
+        shoal_backoff_recount();
+        /* Fewer PEs awake than cores now: back to spinning. */
+        if (b->polls < __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED)) return;
+    }
     if (past < __atomic_load_n(&pol.yields, __ATOMIC_RELAXED)) {
         timed_yield();
         return;
@@ -222,6 +279,8 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
+    pol.cores = cores;
+    pol.awake = local_pes;
     pol.configured_spin = (unsigned long)configured_spin;
     pol.policy = !policy || !strcmp(policy, "auto") ? SHOAL_WAIT_AUTO
                  : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY
@@ -244,4 +303,5 @@ void shoal_backoff_query(struct shoal_backoff_state *out)
     out->yield_ns = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
     out->pressure_permille = pol.pressure_permille;
     out->spin_paid_percent = pol.paid_percent;
+    out->awake = __atomic_load_n(&pol.awake, __ATOMIC_RELAXED);
 }

@@ -3,9 +3,9 @@
  * writer rings (sync/wake.h), so a waiter needs no core until its word
  * changes. How long each phase lasts follows the machine as it is now
  * (backoff.c, "policy"): spinning shrinks when the CPUs are contended (a
- * yield that comes back late, CPU pressure from /proc/pressure/cpu), when
- * recent spins did not pay off, and when this host runs more PEs than
- * cores. SHMEM_WAIT_POLICY=spin|yield|sleep and SHMEM_WAIT_SPIN override
+ * yield that comes back late, CPU pressure from /proc/pressure/cpu) and
+ * when recent spins did not pay off, and stops while more PEs of this host
+ * are awake than it has cores. SHMEM_WAIT_POLICY=spin|yield|sleep and SHMEM_WAIT_SPIN override
  * the choice. */
 #ifndef SHOAL_SYNC_BACKOFF_H
 #define SHOAL_SYNC_BACKOFF_H
@@ -50,6 +50,9 @@ static inline void shoal_cpu_relax(void)
 #endif
 }
 
+/* Counts the PEs of this host that are awake (not asleep in a wait) and,
+ * when that crosses the core count, switches spinning on or off. */
+void shoal_backoff_recount(void);
 /* Yields, sense-taking and sleeps: past the spin budget. */
 void shoal_backoff_slow(struct shoal_backoff *b);
 /* Waits of this thread that did not hold at their first check. */
@@ -63,6 +66,8 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
     if (n < shoal_backoff_spin) {
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
         if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = shoal_backoff_spin;
+        /* PEs woke: past the cores, this spin would hold one a writer needs. */
+        if (shoal_backoff_oversubscribed && (n & 255) == 255) shoal_backoff_recount();
         shoal_cpu_relax();
         return;
     }
@@ -93,7 +98,8 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
 /* What the adaptive policy sees and chose, for SHMEM_INFO and tests. */
 struct shoal_backoff_state {
     enum shoal_wait_policy policy;
-    int contended;          /* 0 quiet, 1 CPUs contended, 2 PEs outnumber cores */
+    int contended;          /* 0 quiet, 1 CPUs contended, 2 awake PEs outnumber cores */
+    int awake;              /* PEs of this host awake, last counted (where they outnumber cores) */
     unsigned long spin;     /* polls before yielding */
     unsigned yields;        /* yields before sleeping */
     long yield_ns;          /* how long a yield took to come back (moving average) */

@@ -9,6 +9,10 @@
  *    that is a switch; on a loaded machine it was contended already);
  * 2. manual spin and yield (reconfigured in place) hold under the same hog:
  *    spin keeps an unbounded budget, yield none;
+ * 3. auto with more PEs on this host than cores (reconfigured as if 2 PEs
+ *    shared the one CPU) but only this PE awake: the waits still spin (a
+ *    budget of at least 2048 polls, not "PEs outnumber cores"), since no
+ *    awake PE needs the core;
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -88,6 +92,10 @@ int main(void)
     s = wait_once(14);
     CHECK_MSG(s.policy == SHOAL_WAIT_YIELD && s.spin == 0 && s.yields == (unsigned)-1,
               "manual yield did not hold: policy %d spin %lu yields %u", (int)s.policy, s.spin, s.yields);
+    shoal_backoff_configure(65536, "auto", 2);
+    s = wait_once(15);
+    CHECK_MSG(s.awake == 1 && s.contended < 2 && s.spin >= 2048,
+              "2 PEs for 1 core, 1 awake: awake %d contended %d spin %lu", s.awake, s.contended, s.spin);
     shoal_backoff_configure(65536, "auto", 1);
 
     kill(hog, SIGKILL);
