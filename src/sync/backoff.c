@@ -275,6 +275,10 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0 &&
         CPU_COUNT(&allowed) < cores)
         cores = CPU_COUNT(&allowed);
+    /* oshrun binds each PE to a core of its own, so this PE's affinity
+     * holds one; the cores its PEs share are the ones it bound them to. */
+    const char *host_cores = getenv("SHOAL_HOST_CORES");
+    if (host_cores && atol(host_cores) > 0) cores = atol(host_cores);
     if (configured_spin < 0) configured_spin = 0;
     /* With more PEs than cores the peer we wait for may need our core:
      * spinning only delays it. */

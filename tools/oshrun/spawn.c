@@ -64,6 +64,12 @@ static void __attribute__((noreturn)) child_exec(const struct oshrun_job *job, i
     setenv("SHOAL_LOCAL_RANK", num, 1);
     snprintf(num, sizeof num, "%d", job->npes);
     setenv("SHOAL_LOCAL_SIZE", num, 1);
+    /* Bound PEs see one core each in their affinity; the wait policy
+     * needs the cores the host's PEs share (sync/backoff.c). */
+    if (job->cores) {
+        snprintf(num, sizeof num, "%d", job->ncores);
+        setenv("SHOAL_HOST_CORES", num, 1);
+    }
     if (job->net) {
         snprintf(num, sizeof num, "%d", job->opt->node_rank);
         setenv("SHOAL_NODE_RANK", num, 1);
