@@ -98,6 +98,12 @@ for s, title in SCENARIOS:
             cells.append("n/a" if t is None else f"n/a (target {t}: not measured)")
             checked += t is not None
         lines.append("| " + " | ".join(cells) + " |")
+    floor = med(s, "pingpong", "floor")
+    osh = med(s, "pingpong", "oshmem")
+    if floor is not None and osh is not None:
+        lines += ["", f"The machine's floor for this ping-pong, two processes and one shared line each way with no "
+                  f"library (`bench/pingpong_floor.c`, same run): {fmt(floor)} us, {floor / osh:.2f}x OSHMEM. "
+                  f"Shoal's default is {med(s, 'pingpong', 'shoal-auto') / floor:.2f}x the floor."]
     lines.append("")
 lines += [f"Targets met: {met_total} of {checked}.", "", "![shared cores](shared_cores.png)", ""]
 with open(f"{out}/shared_cores.md", "w") as f:

@@ -6,7 +6,8 @@
 #   hog     2 PEs and one busy-loop process
 #   4on2    4 PEs
 #   16on2   16 PEs
-# Figures: pingpong (p + wait_until, half round trip, bench_p2p), and from
+# Figures: pingpong (p + wait_until, half round trip, bench_p2p; in the quiet
+# scenario also the machine's floor, bench/pingpong_floor.c), and from
 # bench_coll at 8 bytes: barrier_all, sum_reduce (8-byte long sum_to_all),
 # fcollect (fcollect64 of 8 bytes). Libraries/settings: OSHMEM; Shoal with
 # SHMEM_WAIT_POLICY=auto (the default), spin, yield and sleep. The order of
@@ -37,6 +38,8 @@ for prog in p2p coll; do
     "$build/install/bin/oshcc" $cflags -o "$build/shoal/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
     /usr/bin/oshcc $cflags -o "$build/peer/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
 done
+# The machine's own floor for a ping-pong (no library), run beside the quiet scenario.
+cc $cflags -o "$build/pingpong_floor" bench/pingpong_floor.c
 
 cpus=0,1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -83,6 +86,11 @@ scenario() { # name pes
                     -v ld="$load" '{print s "," $3 "," ld "," l "," $1 "," $4 "," r}' >>"$csv"
             else for f in barrier_all sum_reduce fcollect; do echo "$name,$n,$load,$lib,$f,timeout,$rep" >>"$csv"; done; fi
         done
+        if [ "$name" = quiet ]; then
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            timeout "$RUN_TIMEOUT" taskset -c $cpus "$build/pingpong_floor" | awk -F, -v ld="$load" -v r="$rep" \
+                '{print "quiet,2," ld ",floor,pingpong," $4 "," r}' >>"$csv" || true
+        fi
         rep=$((rep + 1))
     done
     echo "   $name done (load $(cut -d' ' -f1-3 /proc/loadavg))"
