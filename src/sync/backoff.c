@@ -69,6 +69,9 @@ static struct {
     int awake;   /* PEs of this host not asleep in a wait, last counted */
     int *local;  /* world numbers of the PEs sharing this host's memory */
     int n_local; /* -1 until listed */
+    /* Some peer's writes arrive through a transport, whose threads apply
+     * them (they ring no bell) and need this host's cores too. */
+    int transport_writers;
 } pol = {.n_local = -1, .yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -144,6 +147,12 @@ static void apply(void)
         if (shoal_backoff_oversubscribed && pol.awake > pol.cores) {
             contended = 2;
             spin = 0;
+            yields = over_yields;
+        } else if (shoal_backoff_oversubscribed && pol.transport_writers) {
+            /* The awake count misses the transport's threads, which apply
+             * the peers' writes: a few polls, then hand them the core. */
+            contended = 2;
+            spin = cfg < 64 ? cfg : 64;
             yields = over_yields;
         } else {
             contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
@@ -237,9 +246,11 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         return;
     }
     if (past == 0 || (past & 63) == 0) sense(now_ns(), 0);
-    /* With a fabric the wait must come back to drive it, and a PE without
-     * a mapped wake word has no bell: both keep the timer schedule. */
-    if (shoal_backoff_progress || !shoal_wake_word_of(shoal_rt.my_pe)) {
+    /* With a fabric the wait must come back to drive it, a PE without a
+     * mapped wake word has no bell, and writes from peers reached through a
+     * transport (its threads apply them) ring no bell: all keep the timer
+     * schedule. */
+    if (shoal_backoff_progress || !shoal_wake_word_of(shoal_rt.my_pe) || pol.transport_writers) {
         count_nap(b);
         long ns = 1000l << (b->sleeps < 7 ? b->sleeps : 7);
         if (ns > FABRIC_MAX_SLEEP_NS) ns = FABRIC_MAX_SLEEP_NS;
@@ -285,6 +296,8 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
     pol.cores = cores;
     pol.awake = local_pes;
+    pol.transport_writers = 0;
+    for (int pe = 0; shoal_rt.peers && pe < shoal_rt.n_pes; pe++) pol.transport_writers |= !shoal_rt.peers[pe].direct;
     pol.configured_spin = (unsigned long)configured_spin;
     pol.policy = !policy || !strcmp(policy, "auto") ? SHOAL_WAIT_AUTO
                  : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY
