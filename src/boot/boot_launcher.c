@@ -6,12 +6,14 @@
 #include "boot/wire.h"
 #include "util/log.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct launcher {
@@ -27,6 +29,36 @@ static shoal_status_t report(shoal_status_t st, const char *what)
     else if (st != SHOAL_OK)
         shoal_error("boot", "%s: %s", what, shoal_status_str(st));
     return st;
+}
+
+/* A descriptor pass cut short reads as a malformed message; when the
+ * open-file limit explains it, says so with the numbers (1), else 0.
+ * Listing our descriptors failing with EMFILE is itself the proof. */
+static int fds_did_not_fit(int incoming)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+    long open_now = -1;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        struct dirent *e;
+        open_now = -1; /* the listing's own descriptor */
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') open_now++;
+        closedir(d);
+        if ((unsigned long long)open_now + (unsigned long long)incoming <= (unsigned long long)rl.rlim_cur)
+            return 0;
+    } else if (errno != EMFILE) {
+        return 0;
+    }
+    if (open_now >= 0)
+        shoal_error("boot", "the %d shared-memory descriptors of this host's PEs did not fit: this PE holds %ld open "
+                    "descriptors and its open-file limit (ulimit -n) is %llu; raise the limit",
+                    incoming, open_now, (unsigned long long)rl.rlim_cur);
+    else
+        shoal_error("boot", "the %d shared-memory descriptors of this host's PEs did not fit under this PE's open-file "
+                    "limit (ulimit -n) of %llu; raise the limit", incoming, (unsigned long long)rl.rlim_cur);
+    return 1;
 }
 
 /* Sends one ALLGATHER and waits for its result; out holds the reply. */
@@ -46,6 +78,7 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     st = shoal_wire_send(l->sock, SHOAL_WIRE_ALLGATHER, iov, len ? 2 : 1, fds, nfds);
     if (st != SHOAL_OK) return report(st, "sending allgather to oshrun");
     st = shoal_wire_recv(l->sock, out);
+    if (st == SHOAL_ERR_PROTO && nfds && fds_did_not_fit(nfds * l->local_size)) return st;
     if (st != SHOAL_OK) return report(st, "waiting for oshrun's allgather result");
     if (out->type != SHOAL_WIRE_ALLGATHER_RESULT || out->len != len * (size_t)boot->size ||
         out->nfds != nfds * l->local_size) {

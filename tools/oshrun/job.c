@@ -359,6 +359,7 @@ int oshrun_run(const struct oshrun_options *opt, char *const argv[], int *die_by
     hold_std_fds();
     signal(SIGPIPE, SIG_IGN);
     if (oshrun_check_fd_limit(opt->npes, opt->nnodes) != 0) return 1;
+    oshrun_fd_reserve();
     /* First, before any socket exists, so that it holds none of them. */
     if ((job.guard = oshrun_guard_start()) < 0) return 1;
     /* Before the signal mask: Ctrl-C while waiting for the other nodes just ends oshrun. */

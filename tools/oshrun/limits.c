@@ -12,42 +12,64 @@
 #include "boot/wire.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
-#define FDS_BASE 16   /* standard streams, signalfd, guardian pipe, spawn's transient pipes */
+#define FDS_BASE 17   /* standard streams, signalfd, guardian pipe, spawn's transient pipes, the reserve */
 #define FDS_PER_PE 5  /* socket, stdout and stderr pipes, two segments during the exchange */
+
+/* One descriptor held back for counting: the counts are needed exactly
+ * when oshrun is at its limit, where opening /proc/.../fd would itself
+ * fail with EMFILE. */
+static int reserve_fd = -1;
+
+void oshrun_fd_reserve(void)
+{
+    if (reserve_fd < 0) reserve_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Descriptors open in process pid (0: this one), not counting the reserve
+ * or the listing itself. */
+static long open_fds(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, pid ? "/proc/%d/fd" : "/proc/self/fd", (int)pid);
+    int had_reserve = reserve_fd >= 0;
+    if (had_reserve) close(reserve_fd);
+    reserve_fd = -1;
+    DIR *d = opendir(path);
+    long n = 0;
+    struct dirent *e;
+    if (d) {
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') n++;
+        closedir(d);
+    }
+    if (had_reserve) oshrun_fd_reserve();
+    if (!d) return -1;
+    return pid ? n : n - 1; /* our listing holds one itself */
+}
 
 int oshrun_check_fd_limit(int npes, int nnodes)
 {
     struct rlimit rl;
-    unsigned long long need = FDS_BASE + (unsigned long long)FDS_PER_PE * (unsigned long long)npes + (unsigned)nnodes;
+    /* Descriptors inherited beyond the standard streams count against the limit too. */
+    long open_now = open_fds(0);
+    unsigned long long base = FDS_BASE + (open_now > 3 ? (unsigned long long)open_now - 3 : 0);
+    unsigned long long need = base + (unsigned long long)FDS_PER_PE * (unsigned long long)npes + (unsigned)nnodes;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return 0;
     if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
         rl.rlim_cur = need;
         if (setrlimit(RLIMIT_NOFILE, &rl) == 0) return 0;
     }
     fprintf(stderr, "oshrun: the open-file limit (ulimit -n) is %llu, hard limit %llu: too low for %d PE%s on this "
-            "host, which need at least %llu descriptors in oshrun (%d + %d per PE%s); raise it, e.g. 'ulimit -n %llu'\n",
+            "host, which need at least %llu descriptors in oshrun (%llu + %d per PE%s); raise it, e.g. 'ulimit -n %llu'\n",
             (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, npes, npes == 1 ? "" : "s", need,
-            FDS_BASE, FDS_PER_PE, nnodes ? " + 1 per node" : "", need < 1024 ? 1024ULL : need);
+            base, FDS_PER_PE, nnodes ? " + 1 per node" : "", need < 1024 ? 1024ULL : need);
     return 1;
-}
-
-/* Descriptors open in process pid (0: this one). */
-static long open_fds(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, pid ? "/proc/%d/fd" : "/proc/self/fd", (int)pid);
-    DIR *d = opendir(path);
-    long n = 0;
-    struct dirent *e;
-    if (!d) return -1;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return pid ? n : n - 1; /* our listing holds one itself */
 }
 
 int oshrun_fd_limit_hit(char *what, size_t len)

@@ -155,6 +155,9 @@ void oshrun_guard_tell(int fd, pid_t pgid, int add);
 /* limits.c: 0 when the open-file limit leaves room for npes PEs and nnodes
  * links; otherwise prints one line with the numbers and returns 1. */
 int oshrun_check_fd_limit(int npes, int nnodes);
+/* Holds one descriptor back so that the two checks below can still list
+ * /proc/.../fd when oshrun is at its limit. */
+void oshrun_fd_reserve(void);
 /* Called when a PE's message could not be read whole: 1 (and a line in
  * what) when the open-file limit is the likely cause. */
 int oshrun_fd_limit_hit(char *what, size_t len);
