@@ -19,7 +19,7 @@
  * their per-PE form, does the same. */
 static void fence(const char *call, shmem_ctx_t ctx)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, fence(call, ctx));
+    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, -1, 0, fence(call, ctx));
     shoal_check_init(call);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
@@ -28,7 +28,7 @@ static void fence(const char *call, shmem_ctx_t ctx)
 
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, quiet(call, ctx));
+    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, -1, 0, quiet(call, ctx));
     shoal_check_init(call);
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);

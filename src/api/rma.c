@@ -30,11 +30,11 @@ static void transfer_error(const char *call, int pe, shoal_status_t st)
 void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                    const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, shoal_api_put(ctx, dest, source, nelems, elem, pe, call));
+    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), shoal_check_bytes(call, nelems, elem),
+                   shoal_api_put(ctx, dest, source, nelems, elem, pe, call));
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
-    SHOAL_OBS_ARGS(pe, bytes);
     if (SHOAL_UNLIKELY(bytes == 0)) {
         shoal_check_empty(call, "dest", dest);
         return;
@@ -62,11 +62,11 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
 static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                      const char *call, int nbi)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, get_into(ctx, dest, source, nelems, elem, pe, call, nbi));
+    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), shoal_check_bytes(call, nelems, elem),
+                   get_into(ctx, dest, source, nelems, elem, pe, call, nbi));
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
-    SHOAL_OBS_ARGS(pe, bytes);
     if (SHOAL_UNLIKELY(bytes == 0)) {
         shoal_check_empty(call, "source", source);
         return;
@@ -140,10 +140,9 @@ static inline void load_element(void *out, const void *src, size_t elem)
 
 void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, shoal_api_p(ctx, dest, value, elem, pe, call));
+    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), elem, shoal_api_p(ctx, dest, value, elem, pe, call));
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
-    SHOAL_OBS_ARGS(pe, elem);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
     shoal_check_writable(call, "dest", dest, seg, off, elem, pe);
@@ -159,10 +158,9 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
 
 void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, int pe, const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, shoal_api_g(ctx, value, source, elem, pe, call));
+    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), elem, shoal_api_g(ctx, value, source, elem, pe, call));
     shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
-    SHOAL_OBS_ARGS(pe, elem);
     size_t off;
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);
     const char *remote = shoal_route_direct(seg, off, pe);

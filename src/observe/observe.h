@@ -76,33 +76,26 @@ static inline void shoal_obs_close(struct shoal_obs_guard *g)
 /* The hottest entry points (put, get, p, g, atomics, fence, quiet) are
  * observed by calling themselves again inside a span instead, so that when
  * nothing is recorded their code is what it was without tracing, down to
- * the tail call of memcpy: one test of the level on entry, none on exit.
- * At their top:
+ * the tail call of memcpy: one test of the level on entry and nothing
+ * else. At their top:
  *
- *     SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, shoal_api_put(ctx, dest, ...));
+ *     SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, world_pe, bytes, shoal_api_put(ctx, dest, ...));
  *
- * and, once their checks have found the world PE and the size:
- *
- *     SHOAL_OBS_ARGS(pe, bytes);
- */
+ * world_pe and bytes are evaluated only when the call is recorded; they
+ * may run the call's own checks, which then fail as the call itself would. */
 /* A WRAP never nests in another (the flag), so each thread needs one span
  * for them, kept in record.c: no stack frame for it when nothing records. */
 extern _Thread_local int shoal_obs_wrapping;
-int shoal_obs_wrap_begin(int family, const char *name);
+int shoal_obs_wrap_begin(int family, const char *name, int peer, uint64_t bytes);
 void shoal_obs_wrap_end(int opened);
-void shoal_obs_args(int peer, uint64_t bytes);
-#define SHOAL_OBS_WRAP(family, name, self_call)                                                                   \
+#define SHOAL_OBS_WRAP(family, name, peer, bytes, self_call)                                                      \
     do {                                                                                                          \
         if (SHOAL_OBS_ON() && !shoal_obs_wrapping) {                                                              \
-            int wrap_opened_ = shoal_obs_wrap_begin((family), (name));                                            \
+            int wrap_opened_ = shoal_obs_wrap_begin((family), (name), (peer), (bytes));                           \
             self_call;                                                                                            \
             shoal_obs_wrap_end(wrap_opened_);                                                                     \
             return;                                                                                               \
         }                                                                                                         \
-    } while (0)
-#define SHOAL_OBS_ARGS(peer, bytes)                                                                               \
-    do {                                                                                                          \
-        if (SHOAL_OBS_ON()) shoal_obs_args((peer), (bytes));                                                      \
     } while (0)
 
 /* The team a collective span runs on. */

@@ -148,28 +148,16 @@ uint64_t shoal_obs_begin(struct shoal_obs_span *s, int family, const char *name,
 _Thread_local int shoal_obs_wrapping;
 static _Thread_local struct shoal_obs_span wrap_span;
 
-int shoal_obs_wrap_begin(int family, const char *name)
+int shoal_obs_wrap_begin(int family, const char *name, int peer, uint64_t bytes)
 {
     shoal_obs_wrapping = 1;
-    /* peer -2: the call's checks have not said yet (shoal_obs_args). */
-    return shoal_obs_begin(&wrap_span, family, name, -2, 0) != 0;
+    return shoal_obs_begin(&wrap_span, family, name, peer, bytes) != 0;
 }
 
 void shoal_obs_wrap_end(int opened)
 {
     shoal_obs_wrapping = 0;
-    if (opened) {
-        if (wrap_span.peer == -2) wrap_span.peer = -1;
-        shoal_obs_end(&wrap_span);
-    }
-}
-
-void shoal_obs_args(int peer, uint64_t bytes)
-{
-    if (innermost && innermost->peer == -2) {
-        innermost->peer = peer;
-        innermost->bytes = bytes;
-    }
+    if (opened) shoal_obs_end(&wrap_span);
 }
 
 static void count(struct shoal_obs_track *t, const struct shoal_obs_span *s, uint64_t dur)
