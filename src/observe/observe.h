@@ -65,7 +65,11 @@ static inline void shoal_obs_close(struct shoal_obs_guard *g)
 
 /* A relaxed load (a plain mov): shmem_pcontrol may change the level while
  * other threads record. */
+#ifdef SHOAL_OBSERVE_HOOKS_OFF /* -DSHOAL_OBSERVE_HOOKS=OFF: the baseline of their cost */
+#define SHOAL_OBS_ON() 0
+#else
 #define SHOAL_OBS_ON() __builtin_expect(__atomic_load_n(&shoal_obs_level, __ATOMIC_RELAXED) != 0, 0)
+#endif
 
 #define SHOAL_OBS_SPAN(sp, family, name, peer, bytes)                                                             \
     struct shoal_obs_span sp;                                                                                     \

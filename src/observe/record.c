@@ -22,6 +22,7 @@
 
 #include "core/route.h"
 #include "core/runtime.h"
+#include "util/log.h"
 #include "observe/track.h"
 
 int shoal_obs_level;
@@ -240,6 +241,12 @@ void shoal_obs_init(void)
     shoal_obs.stats = c->stats && c->stats[0] && strcmp(c->stats, "0") != 0;
     shoal_obs.stats_json = shoal_obs.stats && !strncmp(c->stats, "json:", 5) ? c->stats + 5 : NULL;
     shoal_obs.ring_events = (size_t)c->trace_buffer;
+#ifdef SHOAL_OBSERVE_HOOKS_OFF
+    if (shoal_obs.trace || shoal_obs.stats)
+        shoal_warn("observe", "this build has the tracing and statistics hooks compiled out "
+                   "(-DSHOAL_OBSERVE_HOOKS=OFF): SHMEM_TRACE and SHMEM_STATS record nothing");
+    shoal_obs.trace = shoal_obs.stats = 0;
+#endif
     const char *dir = getenv("SHOAL_OBSERVE_DIR");
     shoal_obs.dir = dir && dir[0] ? dir : NULL;
     const char *epoch = getenv("SHOAL_OBSERVE_EPOCH_NS");
