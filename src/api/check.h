@@ -11,6 +11,7 @@
 #include "core/route.h"
 #include "core/team.h"
 #include "core/runtime.h"
+#include "observe/observe.h"
 
 void shoal_api_fail(const char *call, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void shoal_api_fail_uninitialized(const char *call) __attribute__((noreturn, cold));
@@ -37,6 +38,19 @@ static inline void shoal_check_init(const char *call)
 {
     if (SHOAL_UNLIKELY(!shoal_rt.initialized)) shoal_api_fail_uninitialized(call);
 }
+
+/* The entry of the hottest calls (put, get, p, g, atomics, fence, quiet):
+ * one test, the same the initialization check costs alone, covers both
+ * "initialized" and "nothing observed". Only when it fails does the call
+ * check initialization and, if recording, run itself again inside a span
+ * (observe.h, SHOAL_OBS_WRAP; peer and bytes are worked out there only). */
+#define SHOAL_HOT_ENTER(call, family, peer, bytes, self_call)                                                     \
+    do {                                                                                                          \
+        if (SHOAL_UNLIKELY(!__atomic_load_n(&shoal_rt.plain_calls, __ATOMIC_RELAXED))) {                          \
+            shoal_check_init(call);                                                                               \
+            SHOAL_OBS_WRAP((family), (call), peer, bytes, self_call);                                             \
+        }                                                                                                         \
+    } while (0)
 
 static inline void shoal_check_pe(const char *call, int pe)
 {

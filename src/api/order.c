@@ -19,8 +19,7 @@
  * their per-PE form, does the same. */
 static void fence(const char *call, shmem_ctx_t ctx)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, -1, 0, fence(call, ctx));
-    shoal_check_init(call);
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_ORDER, -1, 0, fence(call, ctx));
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     shoal_rt.transport->fence(ctx->tctx);
@@ -28,8 +27,7 @@ static void fence(const char *call, shmem_ctx_t ctx)
 
 static void quiet(const char *call, shmem_ctx_t ctx)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_ORDER, call, -1, 0, quiet(call, ctx));
-    shoal_check_init(call);
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_ORDER, -1, 0, quiet(call, ctx));
     if (ctx == SHMEM_CTX_INVALID) return;
     shoal_check_ctx(call, ctx);
     /* Only a fabric's quiet can block (on the host it is a CPU fence). */

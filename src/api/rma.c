@@ -30,9 +30,8 @@ static void transfer_error(const char *call, int pe, shoal_status_t st)
 void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                    const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), shoal_check_bytes(call, nelems, elem),
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), shoal_check_bytes(call, nelems, elem),
                    shoal_api_put(ctx, dest, source, nelems, elem, pe, call));
-    shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     if (SHOAL_UNLIKELY(bytes == 0)) {
@@ -62,9 +61,8 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
 static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                      const char *call, int nbi)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), shoal_check_bytes(call, nelems, elem),
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_GET, shoal_check_ctx_pe(call, ctx, pe), shoal_check_bytes(call, nelems, elem),
                    get_into(ctx, dest, source, nelems, elem, pe, call, nbi));
-    shoal_check_init(call);
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     if (SHOAL_UNLIKELY(bytes == 0)) {
@@ -140,8 +138,7 @@ static inline void load_element(void *out, const void *src, size_t elem)
 
 void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), elem, shoal_api_p(ctx, dest, value, elem, pe, call));
-    shoal_check_init(call);
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), elem, shoal_api_p(ctx, dest, value, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
@@ -158,8 +155,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
 
 void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, int pe, const char *call)
 {
-    SHOAL_OBS_WRAP(SHOAL_OBS_GET, call, (shoal_check_init(call), shoal_check_ctx_pe(call, ctx, pe)), elem, shoal_api_g(ctx, value, source, elem, pe, call));
-    shoal_check_init(call);
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_GET, shoal_check_ctx_pe(call, ctx, pe), elem, shoal_api_g(ctx, value, source, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);

@@ -319,6 +319,7 @@ void shoal_runtime_finalize(void)
     rt->transport->quiet(NULL);
     /* Every PE must be done with every peer before anyone unmaps. */
     rt->boot->ops->barrier(rt->boot);
+    __atomic_store_n(&rt->plain_calls, 0, __ATOMIC_RELAXED);
     rt->initialized = 0;
     rt->finalized = 1;
     shoal_team_fini_predefined();

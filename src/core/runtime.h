@@ -24,6 +24,10 @@
 
 struct shoal_runtime {
     int initialized;  /* 1 from the end of init to the start of finalize */
+    /* Initialized and nothing observed (SHMEM_TRACE, SHMEM_STATS): the hot
+     * calls' only test on entry (api/check.h, SHOAL_HOT_ENTER); 0 sends
+     * them to the slow branch, which tells the two apart. */
+    int plain_calls;
     int finalized;
     int startup_reporter; /* this PE says why start-up failed (else another does) */
     int thread_level;

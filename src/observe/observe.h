@@ -80,8 +80,9 @@ static inline void shoal_obs_close(struct shoal_obs_guard *g)
 /* The hottest entry points (put, get, p, g, atomics, fence, quiet) are
  * observed by calling themselves again inside a span instead, so that when
  * nothing is recorded their code is what it was without tracing, down to
- * the tail call of memcpy: one test of the level on entry and nothing
- * else. At their top:
+ * the tail call of memcpy. They reach this only from the one test they
+ * make on entry anyway (api/check.h, SHOAL_HOT_ENTER), so with nothing
+ * recorded the hooks add no instruction to their path:
  *
  *     SHOAL_OBS_WRAP(SHOAL_OBS_PUT, call, world_pe, bytes, shoal_api_put(ctx, dest, ...));
  *

@@ -223,8 +223,9 @@ void shoal_obs_wait_seen(struct shoal_obs_span *s, const void *addr, uint64_t va
 
 static void apply_level(void)
 {
-    int on = shoal_obs.trace || shoal_obs.stats;
-    __atomic_store_n(&shoal_obs_level, on ? pcontrol_level : 0, __ATOMIC_RELAXED);
+    int on = shoal_obs.trace || shoal_obs.stats, level = on ? pcontrol_level : 0;
+    __atomic_store_n(&shoal_obs_level, level, __ATOMIC_RELAXED);
+    __atomic_store_n(&shoal_rt.plain_calls, shoal_rt.initialized && !level, __ATOMIC_RELAXED);
 }
 
 void shoal_obs_pcontrol(int level)
@@ -265,6 +266,7 @@ void shoal_obs_finish(void)
 {
     if (!shoal_obs.trace && !shoal_obs.stats) return;
     __atomic_store_n(&shoal_obs_level, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&shoal_rt.plain_calls, shoal_rt.initialized, __ATOMIC_RELAXED);
     if (use_tsc) {
         /* The TSC's rate against CLOCK_REALTIME over the run, measured over
          * at least a few ms so the clock reads' own cost does not matter. */
