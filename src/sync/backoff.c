@@ -141,10 +141,15 @@ static void apply(void)
         /* PEs outnumber cores: yielding hands the core to another PE, which
          * moves the job on; only when a yield comes back after a whole
          * slice of some other task does sleeping serve better. */
-        const long per_yield = pol.yield_ns > 1000 ? pol.yield_ns : 1000;
-        unsigned over_yields = pol.yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
+        /* Waits update these outside the sensing guard: read each once. */
+        const long yield_ns = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
+        const int awake = __atomic_load_n(&pol.awake, __ATOMIC_RELAXED);
+        const int pressure = __atomic_load_n(&pol.pressure_permille, __ATOMIC_RELAXED);
+        const int paid = __atomic_load_n(&pol.paid_percent, __ATOMIC_RELAXED);
+        const long per_yield = yield_ns > 1000 ? yield_ns : 1000;
+        unsigned over_yields = yield_ns > YIELD_SLICE_NS ? 8 : (unsigned)(YIELD_PHASE_NS / per_yield);
         if (over_yields < 8) over_yields = 8;
-        if (shoal_backoff_oversubscribed && pol.awake > pol.cores) {
+        if (shoal_backoff_oversubscribed && awake > pol.cores) {
             contended = 2;
             spin = 0;
             yields = over_yields;
@@ -155,15 +160,15 @@ static void apply(void)
             spin = cfg < 64 ? cfg : 64;
             yields = over_yields;
         } else {
-            contended = pol.yield_ns > YIELD_LATE_NS || pol.pressure_permille > PRESSURE_CONTENDED_PERMILLE;
+            contended = yield_ns > YIELD_LATE_NS || pressure > PRESSURE_CONTENDED_PERMILLE;
             /* Spinning pays while the writer runs at the same time; when
              * most waits outlast the spin, it only burns a core (another
              * task's, when the CPUs are contended). */
-            const unsigned long cap = pol.paid_percent >= 50 ? cfg : 2048;
+            const unsigned long cap = paid >= 50 ? cfg : 2048;
             spin = cfg < cap ? cfg : cap;
             /* A yield that costs a whole slice of another task (a hog)
              * only delays the wake-up: sleep until rung instead. */
-            yields = !contended ? 256 : pol.yield_ns > YIELD_SLICE_NS ? 0 : 32;
+            yields = !contended ? 256 : yield_ns > YIELD_SLICE_NS ? 0 : 32;
             /* Sleepers of this host wake at any time: yield to them. */
             if (shoal_backoff_oversubscribed) yields = over_yields;
         }
@@ -180,8 +185,8 @@ static void sense(long now, int force)
 {
     if (!force && now < __atomic_load_n(&pol.next_sense, __ATOMIC_RELAXED)) return;
     if (__atomic_exchange_n(&pol.sensing, 1, __ATOMIC_ACQUIRE)) return;
-    pol.next_sense = now + SENSE_NS;
-    pol.pressure_permille = read_pressure(now);
+    __atomic_store_n(&pol.next_sense, now + SENSE_NS, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.pressure_permille, read_pressure(now), __ATOMIC_RELAXED);
     if (shoal_backoff_oversubscribed) __atomic_store_n(&pol.awake, count_awake(), __ATOMIC_RELAXED);
     /* Waits that sleep without yielding time no yield: let an old late one
      * fade, or the policy would never try yielding again. */
@@ -189,7 +194,8 @@ static void sense(long now, int force)
         __atomic_store_n(&pol.yield_ns, __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED) / 2, __ATOMIC_RELAXED);
     const unsigned long started = shoal_backoff_started - started_seen;
     if (started >= 8) {
-        pol.paid_percent = started > missed ? (int)(100 * (started - missed) / started) : 0;
+        __atomic_store_n(&pol.paid_percent, started > missed ? (int)(100 * (started - missed) / started) : 0,
+                         __ATOMIC_RELAXED);
         started_seen = shoal_backoff_started;
         missed = 0;
     }
@@ -318,7 +324,7 @@ void shoal_backoff_query(struct shoal_backoff_state *out)
     out->spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
     out->yields = __atomic_load_n(&pol.yields, __ATOMIC_RELAXED);
     out->yield_ns = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
-    out->pressure_permille = pol.pressure_permille;
-    out->spin_paid_percent = pol.paid_percent;
+    out->pressure_permille = __atomic_load_n(&pol.pressure_permille, __ATOMIC_RELAXED);
+    out->spin_paid_percent = __atomic_load_n(&pol.paid_percent, __ATOMIC_RELAXED);
     out->awake = __atomic_load_n(&pol.awake, __ATOMIC_RELAXED);
 }

@@ -61,11 +61,13 @@ extern _Thread_local unsigned long shoal_backoff_started;
 static inline void shoal_backoff_wait(struct shoal_backoff *b)
 {
     unsigned long n = b->polls++;
+    /* The policy may change it from another thread at any time. */
+    const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
     if (n == 0) shoal_backoff_started++;
-    if (shoal_backoff_progress && (n >= shoal_backoff_spin || (n & 15) == 0)) shoal_backoff_progress();
-    if (n < shoal_backoff_spin) {
+    if (shoal_backoff_progress && (n >= spin || (n & 15) == 0)) shoal_backoff_progress();
+    if (n < spin) {
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
-        if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = shoal_backoff_spin;
+        if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
         if (shoal_backoff_oversubscribed && (n & 255) == 255) shoal_backoff_recount();
         shoal_cpu_relax();
