@@ -65,12 +65,14 @@ want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 turn=0
 scenario() { # name pes
     name=$1 n=$2
-    # The ping-pong runs 2000 exchanges at every size: the other PEs only
-    # wait in a barrier meanwhile, and a run of a few hundred exchanges
-    # (0.1 ms at 0.06 us each) would end before they have settled, which
-    # measures their start rather than the exchange.
-    p2p_iters=2000
-    if [ "$n" -le 2 ]; then coll_iters=300; elif [ "$n" -le 4 ]; then coll_iters=200; else coll_iters=40; fi
+    # Runs long enough to measure the steady state (tens of ms for the
+    # fastest library) rather than how the PEs settle at the start: a few
+    # hundred 0.1-us operations end within the first wait policy measure
+    # (10 ms), and at 16 PEs the other PEs only start to sleep in their
+    # barrier after about a millisecond. A setting that cannot keep up
+    # (spinning with PEs outnumbering cores) shows as a timeout.
+    p2p_iters=20000
+    if [ "$n" -le 4 ]; then coll_iters=5000; else coll_iters=1000; fi
     rep=1
     while [ "$rep" -le "$REPS" ]; do
         set -- $libs
