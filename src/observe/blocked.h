@@ -30,7 +30,7 @@ struct shoal_blocked {
     uint64_t seq;
     int32_t size, is_signed, cmp, peer, root;
     int32_t team, team_slot, team_start, team_stride, team_size;
-    uint64_t since_ns; /* CLOCK_MONOTONIC_COARSE at entry; 0 for a test */
+    uint64_t since_ns; /* CLOCK_MONOTONIC_COARSE at entry (a wait: at its first failed poll); 0 for a test */
     int32_t tid;
     int32_t used;      /* slot claimed by a live thread */
 };
@@ -85,12 +85,25 @@ static inline void shoal_blocked_fill_wait(struct shoal_blocked *b, const void *
     b->nelems = nelems;
 }
 
+/* Waits read no clock on entry: one whose condition holds at once costs
+ * none. Their first failed poll stamps the record (shoal_blocked_stamp,
+ * from the back-off), so a report still says how long they have blocked. */
 static inline void shoal_blocked_wait(const char *call, const void *addr, unsigned size, int is_signed, int cmp,
                                       uint64_t expected, size_t nelems)
 {
-    struct shoal_blocked *b = shoal_blocked_open(call);
+    struct shoal_blocked *b = shoal_blocked_reopen(call);
+    __atomic_store_n(&b->since_ns, 0, __ATOMIC_RELAXED);
     shoal_blocked_fill_wait(b, addr, size, is_signed, cmp, expected, nelems);
     shoal_blocked_publish(b, SHOAL_WHERE_WAIT);
+}
+
+/* A blocking call's first failed poll: stamps the time it started to block,
+ * where its entry did not. */
+static inline void shoal_blocked_stamp(void)
+{
+    struct shoal_blocked *b = shoal_blocked_mine;
+    if (b && __atomic_load_n(&b->active, __ATOMIC_RELAXED) && !__atomic_load_n(&b->since_ns, __ATOMIC_RELAXED))
+        __atomic_store_n(&b->since_ns, shoal_blocked_clock(), __ATOMIC_RELAXED);
 }
 
 /* A test (non-blocking) of the same: recorded as the last call only. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "observe/blocked.h"
 #include "sync/wake.h"
 
 struct shoal_backoff {
@@ -63,7 +64,10 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
     unsigned long n = b->polls++;
     /* The policy may change it from another thread at any time. */
     const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
-    if (n == 0) shoal_backoff_started++;
+    if (n == 0) {
+        shoal_backoff_started++;
+        shoal_blocked_stamp();
+    }
     if (shoal_backoff_progress && (n >= spin || (n & 15) == 0)) shoal_backoff_progress();
     if (n < spin) {
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
