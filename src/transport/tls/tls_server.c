@@ -318,7 +318,8 @@ static void *serve_stream(void *arg)
     char reason[200];
     sigset_t unused;
     shoal_tls_sigpipe_block(&unused); /* for the thread's whole life */
-    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, reason, sizeof reason);
+    int sigpipe = 1;
+    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, &sigpipe, reason, sizeof reason);
     atomic_fetch_sub(&shoal_tls.handshakes, 1);
     s->scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
     if (!ssl) {
@@ -385,8 +386,12 @@ void shoal_tls_serve(int gets)
     const long long now = now_ns();
     atomic_store_explicit(&shoal_tls.served_ns, now - last_call < SPINNING_NS ? now : 0, memory_order_relaxed);
     last_call = now;
+    /* Streams are published under serve_lock after their handshake counted
+     * them: a stream below whose writes may raise SIGPIPE is counted here. */
     sigset_t old;
-    shoal_tls_sigpipe_block(&old);
+    sigemptyset(&old);
+    const int block = atomic_load(&shoal_tls.sigpipe_streams) > 0;
+    if (block) shoal_tls_sigpipe_block(&old);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
@@ -398,7 +403,7 @@ void shoal_tls_serve(int gets)
          * ends): a thread asleep on the socket must see to it. */
         if (rc != 0 || (unacked && atomic_load(&s->polling))) wake(s);
     }
-    shoal_tls_sigpipe_restore(&old);
+    if (block) shoal_tls_sigpipe_restore(&old);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
