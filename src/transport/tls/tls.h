@@ -204,8 +204,9 @@ int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
 /* Polls fd a little while (shoal_tls.spin_s) before a read would block;
  * returns at once if ssl (when not NULL) holds data already; with serve,
- * applies peers' requests meanwhile (shoal_tls_serve). */
-void shoal_tls_await(SSL *ssl, int fd, int serve);
+ * applies peers' requests meanwhile (shoal_tls_serve). Returns 1 when
+ * there is something to read (or the stream ended), 0 when it gave up. */
+int shoal_tls_await(SSL *ssl, int fd, int serve);
 void shoal_tls_sigpipe_restore(const sigset_t *old);
 
 /* tls_server.c: the listening socket and the threads serving peers. */

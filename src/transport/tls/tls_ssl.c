@@ -371,23 +371,24 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
  * (serve) applies its peers' requests meanwhile: when two PEs wait for
  * each other's answers (both in quiet), neither then needs a server thread
  * to wake up; if it ends up blocking, it hands them back at once. */
-void shoal_tls_await(SSL *ssl, int fd, int serve)
+int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
-    if (ssl && L.has_pending(ssl)) return;
+    if (ssl && L.has_pending(ssl)) return 1;
     if (!shoal_tls.spin_s) {
         if (serve) shoal_tls_serve_release();
-        return;
+        return 0;
     }
     const double end = shoal_tls_now() + shoal_tls.spin_s;
     for (;;) {
         char byte;
-        if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN) return;
+        if (recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN) return 1;
         if (serve) shoal_tls_serve(0);
         if (shoal_tls_now() > end) break;
     }
     /* This thread is about to block: the server threads must not wait for
      * it to apply their streams. */
     if (serve) shoal_tls_serve_release();
+    return 0;
 }
 
 int shoal_tls_write_more(SSL *ssl, const void *buf, size_t len)
