@@ -76,6 +76,7 @@ struct shoal_tls_conn {
     uint64_t sent;   /* requests written on the stream */
     uint64_t acked;  /* of which the target has said they are applied */
     unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
+    int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
 };
 
 struct shoal_tctx {
@@ -96,6 +97,10 @@ struct shoal_tls {
     unsigned char key[SHOAL_TLS_KEY_LEN];
     SSL_CTX *client_ctx, *server_ctx;
     int ktls_checked;     /* the first stream said who encrypts (debug line) */
+    /* Streams whose writes may raise SIGPIPE (kernel TLS, or no memory for
+     * the sink that sends with MSG_NOSIGNAL); while there are none, nobody
+     * blocks the signal around requests (three system calls each). */
+    atomic_int sigpipe_streams;
     double spin_s;        /* how long a reader polls before it blocks (0: never) */
     int listen_fd;
     pthread_t acceptor;
@@ -155,6 +160,14 @@ struct shoal_tls_lib {
     __typeof__(BIO_f_buffer) *BIO_f_buffer;
     __typeof__(BIO_push) *BIO_push;
     __typeof__(BIO_free_all) *BIO_free_all;
+    __typeof__(BIO_get_new_index) *BIO_get_new_index;
+    __typeof__(BIO_meth_new) *BIO_meth_new;
+    __typeof__(BIO_meth_set_write) *BIO_meth_set_write;
+    __typeof__(BIO_meth_set_ctrl) *BIO_meth_set_ctrl;
+    __typeof__(BIO_set_data) *BIO_set_data;
+    __typeof__(BIO_get_data) *BIO_get_data;
+    __typeof__(BIO_set_init) *BIO_set_init;
+    __typeof__(BIO_clear_flags) *BIO_clear_flags;
     __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(ERR_clear_error) *ERR_clear_error;
     __typeof__(ERR_error_string_n) *ERR_error_string_n;
@@ -169,8 +182,11 @@ shoal_status_t shoal_tls_contexts(const unsigned char key[SHOAL_TLS_KEY_LEN], ch
 void shoal_tls_contexts_free(void);
 /* Runs the handshake on a connected socket with a deadline in seconds (the
  * socket non-blocking meanwhile, blocking again after). Returns the
- * session, or NULL with reason filled. */
-SSL *shoal_tls_handshake(int fd, int server, double seconds, char *reason, size_t len);
+ * session, or NULL with reason filled; *sigpipe then says whether its
+ * writes may raise SIGPIPE (counted in shoal_tls.sigpipe_streams), which
+ * they do not where OpenSSL encrypts: its records go out through a sink
+ * that sends with MSG_NOSIGNAL. */
+SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char *reason, size_t len);
 /* Whether the kernel took over the stream's encryption in both directions. */
 int shoal_tls_is_ktls(SSL *ssl);
 /* Monotonic seconds. */
@@ -178,7 +194,8 @@ double shoal_tls_now(void);
 /* OpenSSL's reason for the last failure on ssl. */
 void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 /* Whole-buffer I/O on a stream; 0 on success, -1 on a closed or broken one.
- * Callers hold SIGPIPE blocked (shoal_tls_sigpipe_block) around them.
+ * Callers hold SIGPIPE blocked (shoal_tls_sigpipe_block) around them
+ * where the stream's writes may raise it (its sigpipe flag).
  * shoal_tls_write sends what the stream holds; shoal_tls_write_more leaves
  * it gathered for the next write (a message's header before its data). */
 int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
@@ -187,8 +204,9 @@ int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
 /* Polls fd a little while (shoal_tls.spin_s) before a read would block;
  * returns at once if ssl (when not NULL) holds data already; with serve,
- * applies peers' requests meanwhile (shoal_tls_serve). */
-void shoal_tls_await(SSL *ssl, int fd, int serve);
+ * applies peers' requests meanwhile (shoal_tls_serve). Returns 1 when
+ * there is something to read (or the stream ended), 0 when it gave up. */
+int shoal_tls_await(SSL *ssl, int fd, int serve);
 void shoal_tls_sigpipe_restore(const sigset_t *old);
 
 /* tls_server.c: the listening socket and the threads serving peers. */

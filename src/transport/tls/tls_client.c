@@ -97,12 +97,14 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    SSL *ssl = shoal_tls_handshake(fd, 0, CONNECT_SECONDS, reason, sizeof reason);
+    int sigpipe = 1;
+    SSL *ssl = shoal_tls_handshake(fd, 0, CONNECT_SECONDS, &sigpipe, reason, sizeof reason);
     if (!ssl) {
         close(fd);
         stream_failed("the TLS handshake", pe, reason);
     }
     c->fd = fd;
+    c->sigpipe = sigpipe;
     c->ssl = ssl;
     /* Every stream is set up alike; the first one tells (SHMEM_DEBUG). */
     if (!__atomic_exchange_n(&shoal_tls.ktls_checked, 1, __ATOMIC_RELAXED))
@@ -110,22 +112,30 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
                                                                                 : "OpenSSL in user space");
 }
 
-/* Locks the context's stream to pe (opening it at first use) with SIGPIPE
- * blocked in this thread until unlock_stream. */
-static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, sigset_t *old)
+/* SIGPIPE as a stream operation found it, when it had to block it. */
+struct pipe_guard {
+    sigset_t old;
+    int blocked;
+};
+
+/* Locks the context's stream to pe (opening it at first use), with SIGPIPE
+ * blocked in this thread until unlock_stream where a write to it may raise
+ * one (its handshake; kernel TLS). */
+static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, struct pipe_guard *g)
 {
     struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
     struct shoal_tls_conn *c = &t->conn[pe];
-    shoal_tls_sigpipe_block(old);
     pthread_mutex_lock(&c->lock);
+    g->blocked = !c->ssl || c->sigpipe;
+    if (g->blocked) shoal_tls_sigpipe_block(&g->old);
     if (!c->ssl) open_stream(c, pe);
     return c;
 }
 
-static void unlock_stream(struct shoal_tls_conn *c, const sigset_t *old)
+static void unlock_stream(struct shoal_tls_conn *c, const struct pipe_guard *g)
 {
     pthread_mutex_unlock(&c->lock);
-    shoal_tls_sigpipe_restore(old);
+    if (g->blocked) shoal_tls_sigpipe_restore(&g->old);
 }
 
 /* more: the message goes on (its data follows), so nothing is sent yet. */
@@ -196,8 +206,8 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
 {
     if (!len) return SHOAL_OK;
     struct shoal_tls_req q = {.op = SHOAL_TLS_PUT, .seg = (uint8_t)seg, .offset = offset, .len = len};
-    sigset_t old;
-    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
     if (len <= SMALL_PUT) {
         /* One record for header and data: one system call, one tag. */
         char buf[sizeof q + SMALL_PUT];
@@ -209,7 +219,7 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
         send_or_fail(c, src, len, 0, "put", pe);
     }
     sent_unanswered(c, "put", pe);
-    unlock_stream(c, &old);
+    unlock_stream(c, &g);
     return SHOAL_OK;
 }
 
@@ -219,13 +229,13 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     if (!len) return SHOAL_OK;
     struct shoal_tls_req q = {.op = SHOAL_TLS_GET, .seg = (uint8_t)seg, .offset = offset, .len = len};
     struct shoal_tls_rep rep;
-    sigset_t old;
-    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
     send_or_fail(c, &q, sizeof q, 0, "get", pe);
     __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
     read_answer(c, &rep, "get", pe);
     recv_or_fail(c, dst, len, "get", pe);
-    unlock_stream(c, &old);
+    unlock_stream(c, &g);
     return SHOAL_OK;
 }
 
@@ -235,8 +245,8 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = (uint8_t)elem,
                               .amo_op = (uint8_t)op, .fetch = fetched != NULL, .offset = offset,
                               .operand = operand, .cond = cond};
-    sigset_t old;
-    struct shoal_tls_conn *c = lock_stream(ctx, pe, &old);
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
     send_or_fail(c, &q, sizeof q, 0, "atomic", pe);
     if (fetched) {
         struct shoal_tls_rep rep;
@@ -246,7 +256,7 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     } else {
         sent_unanswered(c, "atomic", pe);
     }
-    unlock_stream(c, &old);
+    unlock_stream(c, &g);
     return SHOAL_OK;
 }
 
@@ -272,8 +282,10 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
     unsigned char small[256], *mine = small;
     if (shoal_tls.n_pes > (int)sizeof small && !(mine = malloc((size_t)shoal_tls.n_pes)))
         stream_failed("quiet", shoal_tls.my_pe, "out of memory");
+    /* SIGPIPE blocked from the first stream whose writes may raise it. */
     sigset_t old;
-    shoal_tls_sigpipe_block(&old);
+    int blocked = 0;
+    sigemptyset(&old);
     /* Locks are taken in PE order and a get holds one at most: no cycle. */
     const char *what = "a put or atomic completed by quiet";
     for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
@@ -281,6 +293,10 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         mine[pe] = 0;
         if (!unacked(c)) continue;
         pthread_mutex_lock(&c->lock);
+        if (c->sigpipe && !blocked) {
+            shoal_tls_sigpipe_block(&old);
+            blocked = 1;
+        }
         if (c->acked != c->sent) read_acks(c, what, pe);
         if (c->acked != c->sent)
             mine[pe] = 1; /* lock kept until the last ACK is read */
@@ -300,7 +316,7 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         c->unread = 0;
         pthread_mutex_unlock(&c->lock);
     }
-    shoal_tls_sigpipe_restore(&old);
+    if (blocked) shoal_tls_sigpipe_restore(&old);
     if (mine != small) free(mine);
 }
 

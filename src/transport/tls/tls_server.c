@@ -44,6 +44,8 @@
  * between calls (a long wait's back-off) leaves the streams to the threads. */
 #define LEASE_NS 50000LL
 #define SPINNING_NS 20000LL
+/* ... and only while it has applied a request within this long. */
+#define ACTIVE_NS 1000000LL
 
 /* One accepted stream and its thread. A thread that ends marks itself
  * done; the acceptor (at its next stream) and stop join and free it, so no
@@ -281,6 +283,11 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
     uint64_t atomics = s->atomics;
     for (;;) {
         if (!shoal_tls_lib.has_pending(s->ssl)) {
+            /* A waiter that applied a put would not acknowledge it now
+             * anyway (below): it returns to what it waits for at once, and
+             * looks at the socket again on its next call, one system call
+             * fewer between the put's arrival and the wait seeing it. */
+            if (!eager && applied && s->atomics == atomics) return 0;
             char byte;
             ssize_t r = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
             if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -318,7 +325,8 @@ static void *serve_stream(void *arg)
     char reason[200];
     sigset_t unused;
     shoal_tls_sigpipe_block(&unused); /* for the thread's whole life */
-    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, reason, sizeof reason);
+    int sigpipe = 1;
+    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, &sigpipe, reason, sizeof reason);
     atomic_fetch_sub(&shoal_tls.handshakes, 1);
     s->scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
     if (!ssl) {
@@ -353,8 +361,10 @@ static void *serve_stream(void *arg)
                 continue;
             }
             /* Nothing left: a busy stream's next request follows within
-             * microseconds, so poll a little before sleeping in poll(2). */
-            shoal_tls_await(NULL, s->fd, 0);
+             * microseconds, so poll a little before sleeping in poll(2),
+             * which a request found meanwhile skips (a system call fewer
+             * per request; a wake-up left on wake_fd is read next time). */
+            if (shoal_tls_await(NULL, s->fd, 0)) continue;
             struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
             if (poll(p, 2, -1) < 0 && errno != EINTR) break;
             uint64_t count;
@@ -380,17 +390,28 @@ static void *serve_stream(void *arg)
  * applying are skipped. */
 void shoal_tls_serve(int gets)
 {
-    static long long last_call; /* under serve_lock */
+    static long long last_call, last_applied; /* under serve_lock */
     if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
     const long long now = now_ns();
-    atomic_store_explicit(&shoal_tls.served_ns, now - last_call < SPINNING_NS ? now : 0, memory_order_relaxed);
+    /* The lease only while requests come: a waiter whose peers are silent
+     * leaves its streams' threads asleep on their sockets, where nothing
+     * wakes them, rather than parked on a timer that does. */
+    const int leased = now - last_call < SPINNING_NS && now - last_applied < ACTIVE_NS;
+    atomic_store_explicit(&shoal_tls.served_ns, leased ? now : 0, memory_order_relaxed);
     last_call = now;
+    uint64_t applied = 0;
+    /* Streams are published under serve_lock after their handshake counted
+     * them: a stream below whose writes may raise SIGPIPE is counted here. */
     sigset_t old;
-    shoal_tls_sigpipe_block(&old);
+    sigemptyset(&old);
+    const int block = atomic_load(&shoal_tls.sigpipe_streams) > 0;
+    if (block) shoal_tls_sigpipe_block(&old);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
+        const uint64_t before = s->applied;
         int rc = serve_ready(s, gets, 0);
+        applied += s->applied - before;
         int unacked = s->applied != s->reported;
         pthread_mutex_unlock(&s->lock);
         if (rc != 0) shutdown(s->fd, SHUT_RDWR);
@@ -398,7 +419,8 @@ void shoal_tls_serve(int gets)
          * ends): a thread asleep on the socket must see to it. */
         if (rc != 0 || (unacked && atomic_load(&s->polling))) wake(s);
     }
-    shoal_tls_sigpipe_restore(&old);
+    if (applied) last_applied = now;
+    if (block) shoal_tls_sigpipe_restore(&old);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
