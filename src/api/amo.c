@@ -10,7 +10,7 @@ void shoal_api_amo(shmem_ctx_t ctx, enum shoal_amo_op op, void *dest, void *fetc
                    const void *cond, size_t elem, int pe, const char *call)
 {
     SHOAL_HOT_ENTER(call, SHOAL_OBS_AMO, shoal_check_ctx_pe(call, ctx, pe), elem,
-                   shoal_api_amo(ctx, op, dest, fetched, operand, cond, elem, pe, call));
+                    shoal_api_amo(ctx, op, dest, fetched, operand, cond, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     if (SHOAL_UNLIKELY(elem != 4 && elem != 8))
         shoal_api_fail(call, "atomics on %zu-byte elements are not supported (4 or 8 bytes)", elem);

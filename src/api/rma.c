@@ -31,7 +31,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
                    const char *call)
 {
     SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), shoal_check_bytes(call, nelems, elem),
-                   shoal_api_put(ctx, dest, source, nelems, elem, pe, call));
+                    shoal_api_put(ctx, dest, source, nelems, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     if (SHOAL_UNLIKELY(bytes == 0)) {
@@ -62,7 +62,7 @@ static void get_into(shmem_ctx_t ctx, void *dest, const void *source, size_t nel
                      const char *call, int nbi)
 {
     SHOAL_HOT_ENTER(call, SHOAL_OBS_GET, shoal_check_ctx_pe(call, ctx, pe), shoal_check_bytes(call, nelems, elem),
-                   get_into(ctx, dest, source, nelems, elem, pe, call, nbi));
+                    get_into(ctx, dest, source, nelems, elem, pe, call, nbi));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t bytes = shoal_check_bytes(call, nelems, elem), off;
     if (SHOAL_UNLIKELY(bytes == 0)) {
@@ -138,7 +138,8 @@ static inline void load_element(void *out, const void *src, size_t elem)
 
 void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
 {
-    SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), elem, shoal_api_p(ctx, dest, value, elem, pe, call));
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), elem,
+                    shoal_api_p(ctx, dest, value, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "dest", dest, elem, &off);
@@ -155,7 +156,8 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
 
 void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, int pe, const char *call)
 {
-    SHOAL_HOT_ENTER(call, SHOAL_OBS_GET, shoal_check_ctx_pe(call, ctx, pe), elem, shoal_api_g(ctx, value, source, elem, pe, call));
+    SHOAL_HOT_ENTER(call, SHOAL_OBS_GET, shoal_check_ctx_pe(call, ctx, pe), elem,
+                    shoal_api_g(ctx, value, source, elem, pe, call));
     pe = shoal_check_ctx_pe(call, ctx, pe);
     size_t off;
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);

@@ -38,11 +38,10 @@ static int fds_did_not_fit(int incoming)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
-    long open_now = -1;
+    long open_now = -1; /* from -1: the listing holds one descriptor itself */
     DIR *d = opendir("/proc/self/fd");
     if (d) {
         struct dirent *e;
-        open_now = -1; /* the listing's own descriptor */
         while ((e = readdir(d)))
             if (e->d_name[0] != '.') open_now++;
         closedir(d);

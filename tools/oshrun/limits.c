@@ -66,7 +66,8 @@ int oshrun_check_fd_limit(int npes, int nnodes)
         if (setrlimit(RLIMIT_NOFILE, &rl) == 0) return 0;
     }
     fprintf(stderr, "oshrun: the open-file limit (ulimit -n) is %llu, hard limit %llu: too low for %d PE%s on this "
-            "host, which need at least %llu descriptors in oshrun (%llu + %d per PE%s); raise it, e.g. 'ulimit -n %llu'\n",
+            "host, which need at least %llu descriptors in oshrun (%llu + %d per PE%s); raise it, "
+            "e.g. 'ulimit -n %llu'\n",
             (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, npes, npes == 1 ? "" : "s", need,
             base, FDS_PER_PE, nnodes ? " + 1 per node" : "", need < 1024 ? 1024ULL : need);
     return 1;
