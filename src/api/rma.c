@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "transport/cpu_atomic.h"
 #include "observe/observe.h"
 #ifdef SHOAL_HAVE_CUDA
 #include "cuda/gpu_rma.h"
@@ -105,37 +106,6 @@ void shoal_api_get_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t n
     get_into(ctx, dest, source, nelems, elem, pe, call, 1);
 }
 
-/* Untorn single-element store/load: a peer polling the word never sees a
- * mix of old and new bytes. 16-byte elements (long double, 128-bit sized)
- * have no such guarantee in the standard and are copied. */
-static inline void store_element(void *dst, const void *value, size_t elem)
-{
-    uint16_t v16;
-    uint32_t v32;
-    uint64_t v64;
-    switch (elem) {
-    case 1: __atomic_store_n((uint8_t *)dst, *(const uint8_t *)value, __ATOMIC_RELAXED); break;
-    case 2: memcpy(&v16, value, 2); __atomic_store_n((uint16_t *)dst, v16, __ATOMIC_RELAXED); break;
-    case 4: memcpy(&v32, value, 4); __atomic_store_n((uint32_t *)dst, v32, __ATOMIC_RELAXED); break;
-    case 8: memcpy(&v64, value, 8); __atomic_store_n((uint64_t *)dst, v64, __ATOMIC_RELAXED); break;
-    default: memcpy(dst, value, elem); break;
-    }
-}
-
-static inline void load_element(void *out, const void *src, size_t elem)
-{
-    uint16_t v16;
-    uint32_t v32;
-    uint64_t v64;
-    switch (elem) {
-    case 1: *(uint8_t *)out = __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED); break;
-    case 2: v16 = __atomic_load_n((const uint16_t *)src, __ATOMIC_RELAXED); memcpy(out, &v16, 2); break;
-    case 4: v32 = __atomic_load_n((const uint32_t *)src, __ATOMIC_RELAXED); memcpy(out, &v32, 4); break;
-    case 8: v64 = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED); memcpy(out, &v64, 8); break;
-    default: memcpy(out, src, elem); break;
-    }
-}
-
 void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, int pe, const char *call)
 {
     SHOAL_HOT_ENTER(call, SHOAL_OBS_PUT, shoal_check_ctx_pe(call, ctx, pe), elem,
@@ -146,7 +116,7 @@ void shoal_api_p(shmem_ctx_t ctx, void *dest, const void *value, size_t elem, in
     shoal_check_writable(call, "dest", dest, seg, off, elem, pe);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
-        store_element(remote, value, elem);
+        shoal_untorn_store(remote, value, elem);
         shoal_wake(pe);
         return;
     }
@@ -163,7 +133,7 @@ void shoal_api_g(shmem_ctx_t ctx, void *value, const void *source, size_t elem, 
     int seg = shoal_check_symmetric(call, "source", source, elem, &off);
     const char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
-        load_element(value, remote, elem);
+        shoal_untorn_load(value, remote, elem);
         return;
     }
     shoal_status_t st = shoal_rt.transport->get(ctx->tctx, pe, seg, off, value, elem);

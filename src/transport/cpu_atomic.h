@@ -81,4 +81,36 @@ static inline uint64_t shoal_cpu_amo(void *p, size_t elem, enum shoal_amo_op op,
                      : shoal_cpu_amo64(p, op, operand, cond);
 }
 
+/* Untorn single-element store/load (p, g, and the tls target's word puts
+ * and gets): a peer polling the word never sees a mix of old and new
+ * bytes. 16-byte elements (long double, 128-bit sized) have no such
+ * guarantee in the standard and are copied. */
+static inline void shoal_untorn_store(void *dst, const void *value, size_t elem)
+{
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (elem) {
+    case 1: __atomic_store_n((uint8_t *)dst, *(const uint8_t *)value, __ATOMIC_RELAXED); break;
+    case 2: memcpy(&v16, value, 2); __atomic_store_n((uint16_t *)dst, v16, __ATOMIC_RELAXED); break;
+    case 4: memcpy(&v32, value, 4); __atomic_store_n((uint32_t *)dst, v32, __ATOMIC_RELAXED); break;
+    case 8: memcpy(&v64, value, 8); __atomic_store_n((uint64_t *)dst, v64, __ATOMIC_RELAXED); break;
+    default: memcpy(dst, value, elem); break;
+    }
+}
+
+static inline void shoal_untorn_load(void *out, const void *src, size_t elem)
+{
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (elem) {
+    case 1: *(uint8_t *)out = __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED); break;
+    case 2: v16 = __atomic_load_n((const uint16_t *)src, __ATOMIC_RELAXED); memcpy(out, &v16, 2); break;
+    case 4: v32 = __atomic_load_n((const uint32_t *)src, __ATOMIC_RELAXED); memcpy(out, &v32, 4); break;
+    case 8: v64 = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED); memcpy(out, &v64, 8); break;
+    default: memcpy(out, src, elem); break;
+    }
+}
+
 #endif

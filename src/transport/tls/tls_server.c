@@ -160,38 +160,10 @@ static int acknowledge(struct shoal_tls_server *s)
 }
 
 /* 1, 2, 4 or 8 bytes at an address aligned to their size: moved with one
- * atomic access, as the direct path's p and g are. */
+ * atomic access (shoal_untorn_store/load), as the direct path's p and g are. */
 static int word_sized(const void *p, uint64_t len)
 {
     return (len == 1 || len == 2 || len == 4 || len == 8) && (uintptr_t)p % len == 0;
-}
-
-static void store_word(void *dst, const void *word, uint64_t len)
-{
-    uint8_t v8;
-    uint16_t v16;
-    uint32_t v32;
-    uint64_t v64;
-    switch (len) {
-    case 1: memcpy(&v8, word, 1); __atomic_store_n((uint8_t *)dst, v8, __ATOMIC_RELAXED); break;
-    case 2: memcpy(&v16, word, 2); __atomic_store_n((uint16_t *)dst, v16, __ATOMIC_RELAXED); break;
-    case 4: memcpy(&v32, word, 4); __atomic_store_n((uint32_t *)dst, v32, __ATOMIC_RELAXED); break;
-    default: memcpy(&v64, word, 8); __atomic_store_n((uint64_t *)dst, v64, __ATOMIC_RELAXED); break;
-    }
-}
-
-static void load_word(void *out, const void *src, uint64_t len)
-{
-    uint8_t v8;
-    uint16_t v16;
-    uint32_t v32;
-    uint64_t v64;
-    switch (len) {
-    case 1: v8 = __atomic_load_n((const uint8_t *)src, __ATOMIC_RELAXED); memcpy(out, &v8, 1); break;
-    case 2: v16 = __atomic_load_n((const uint16_t *)src, __ATOMIC_RELAXED); memcpy(out, &v16, 2); break;
-    case 4: v32 = __atomic_load_n((const uint32_t *)src, __ATOMIC_RELAXED); memcpy(out, &v32, 4); break;
-    default: v64 = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED); memcpy(out, &v64, 8); break;
-    }
 }
 
 /* Applies one request. Returns -1 when the stream is broken or closed. */
@@ -216,7 +188,7 @@ static int serve_one(struct shoal_tls_server *s)
             /* A p of a word: stored whole, so a PE polling it never sees half. */
             uint64_t word = 0;
             if (shoal_tls_read(ssl, &word, q.len) != 0) return -1;
-            store_word(dst, &word, q.len);
+            shoal_untorn_store(dst, &word, q.len);
         } else if (shoal_tls_read(ssl, dst, q.len) != 0) {
             return -1;
         }
@@ -233,7 +205,7 @@ static int serve_one(struct shoal_tls_server *s)
         if (src && word_sized(src, q.len)) {
             /* A g of a word: loaded whole, never half of a concurrent store. */
             uint64_t word = 0;
-            load_word(&word, src, q.len);
+            shoal_untorn_load(&word, src, q.len);
             return answer(s, rep, &word, q.len);
         }
         return answer(s, rep, src, q.len);
