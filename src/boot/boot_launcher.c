@@ -5,8 +5,8 @@
 #include "boot/boot.h"
 #include "boot/wire.h"
 #include "util/log.h"
+#include "util/open_fds.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -38,18 +38,11 @@ static int fds_did_not_fit(int incoming)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
-    long open_now = -1; /* from -1: the listing holds one descriptor itself */
-    DIR *d = opendir("/proc/self/fd");
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (e->d_name[0] != '.') open_now++;
-        closedir(d);
-        if ((unsigned long long)open_now + (unsigned long long)incoming <= (unsigned long long)rl.rlim_cur)
-            return 0;
-    } else if (errno != EMFILE) {
+    const long open_now = shoal_open_fds(0);
+    if (open_now >= 0
+            ? (unsigned long long)open_now + (unsigned long long)incoming <= (unsigned long long)rl.rlim_cur
+            : errno != EMFILE)
         return 0;
-    }
     if (open_now >= 0)
         shoal_error("boot", "the %d shared-memory descriptors of this host's PEs did not fit: this PE holds %ld open "
                     "descriptors and its open-file limit (ulimit -n) is %llu; raise the limit",

@@ -10,8 +10,8 @@
 #include "oshrun.h"
 
 #include "boot/wire.h"
+#include "util/open_fds.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,26 +31,16 @@ void oshrun_fd_reserve(void)
     if (reserve_fd < 0) reserve_fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Descriptors open in process pid (0: this one), not counting the reserve
- * or the listing itself. */
+/* Descriptors open in process pid (0: this one), not counting the reserve,
+ * which is freed for the listing. */
 static long open_fds(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, pid ? "/proc/%d/fd" : "/proc/self/fd", (int)pid);
     int had_reserve = reserve_fd >= 0;
     if (had_reserve) close(reserve_fd);
     reserve_fd = -1;
-    DIR *d = opendir(path);
-    long n = 0;
-    struct dirent *e;
-    if (d) {
-        while ((e = readdir(d)))
-            if (e->d_name[0] != '.') n++;
-        closedir(d);
-    }
+    long n = shoal_open_fds(pid);
     if (had_reserve) oshrun_fd_reserve();
-    if (!d) return -1;
-    return pid ? n : n - 1; /* our listing holds one itself */
+    return n;
 }
 
 int oshrun_check_fd_limit(int npes, int nnodes)
