@@ -15,6 +15,7 @@
 #define SHOAL_COLL_COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/coll_setting.h"
 #include "util/status.h"
@@ -131,6 +132,21 @@ shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_b
 int shoal_coll_rd_fits(const struct shoal_group *g, size_t bytes);
 shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                     size_t nelems, size_t es, shoal_coll_combine_fn combine);
+/* Recursive doubling of acc (bytes) among n participants, this one being
+ * me, participant i being group rank rank_of[i] (rank i when rank_of is
+ * NULL), in the lines of set p with tag (lines.h); acc ends as the
+ * combination of all, in participant order. */
+shoal_status_t shoal_coll_rd_among(struct shoal_group *g, uint64_t tag, int p, const int *rank_of, int n, int me,
+                                   unsigned char *acc, size_t bytes, size_t es, shoal_coll_combine_fn combine);
+/* All-reduce and fcollect of small vectors across hosts, one leader per
+ * host (hier_small.c): teams whose hosts hold several members; vectors,
+ * and each host's blocks together, of at most SHOAL_RD_BYTES. */
+int shoal_coll_hier_reduce_fits(const struct shoal_group *g, size_t bytes);
+int shoal_coll_hier_fcollect_fits(const struct shoal_group *g, size_t block);
+shoal_status_t shoal_coll_reduce_hier(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                      size_t nelems, size_t es, shoal_coll_combine_fn combine);
+shoal_status_t shoal_coll_fcollect_hier(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                        size_t bytes);
 /* Bruck's allgather (bruck.c): teams of at most 2^16 members, blocks of
  * any nonzero size. */
 int shoal_coll_bruck_fits(const struct shoal_group *g, size_t bytes);

@@ -30,7 +30,7 @@ static shoal_status_t gather(struct shoal_group *g, struct shoal_coll_buf dest, 
     const int n = g->size, me = g->rank;
     enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_COLLECT, g, total);
     /* collect: block sizes differ */
-    if (algo == SHOAL_ALGO_BRUCK || algo == SHOAL_ALGO_ONESHOT) algo = SHOAL_ALGO_DIRECT;
+    if (algo == SHOAL_ALGO_BRUCK || algo == SHOAL_ALGO_ONESHOT || algo == SHOAL_ALGO_HIER) algo = SHOAL_ALGO_DIRECT;
     char *mine = shoal_coll_at(g, dest, me, 0);
     shoal_status_t st = SHOAL_OK;
     if (algo == SHOAL_ALGO_LINEAR) {
@@ -64,6 +64,7 @@ shoal_status_t shoal_coll_fcollect(struct shoal_group *g, struct shoal_coll_buf 
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_COLLECT, g, bytes * (size_t)g->size);
     if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_fcollect_oneshot(g, dest, src, bytes);
     if (algo == SHOAL_ALGO_BRUCK) return shoal_coll_fcollect_bruck(g, dest, src, bytes);
+    if (algo == SHOAL_ALGO_HIER) return shoal_coll_fcollect_hier(g, dest, src, bytes);
     src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     shoal_status_t st = gather(g, dest, src, fixed_block, &bytes, bytes * (size_t)g->size);

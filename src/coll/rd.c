@@ -39,24 +39,18 @@ static void combine_ordered(unsigned char *acc, const unsigned char *in, int in_
     memcpy(acc, tmp, bytes);
 }
 
-shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
-                                    size_t nelems, size_t es, shoal_coll_combine_fn combine)
+shoal_status_t shoal_coll_rd_among(struct shoal_group *g, uint64_t tag, int p, const int *rank_of, int n, int me,
+                                   unsigned char *acc, size_t bytes, size_t es, shoal_coll_combine_fn combine)
 {
-    int p;
-    const uint64_t tag = shoal_coll_lines_begin(g, &p);
-    const size_t bytes = nelems * es;
-    const int n = g->size, me = g->rank;
-    _Alignas(64) unsigned char acc[SHOAL_RD_BYTES];
-    memcpy(acc, shoal_coll_at(g, src, me, 0), bytes);
+#define RANK(i) (rank_of ? rank_of[i] : (i))
     int pow2 = 1;
     while (pow2 * 2 <= n) pow2 *= 2;
     const int rem = n - pow2;
     shoal_status_t st = SHOAL_OK;
     int vrank;
     if (me < 2 * rem && !(me & 1)) {
-        st = shoal_coll_line_send(g, me + 1, p, LINE_PRE, tag, acc, bytes);
+        st = shoal_coll_line_send(g, RANK(me + 1), p, LINE_PRE, tag, acc, bytes);
         memcpy(acc, shoal_coll_line_receive(g, p, LINE_POST, tag), bytes);
-        memcpy(shoal_coll_at(g, dest, me, 0), acc, bytes);
         return st;
     }
     if (me < 2 * rem) {
@@ -67,14 +61,27 @@ shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf
     }
     for (int r = 0, d = 1; d < pow2; r++, d <<= 1) {
         const int vpartner = vrank ^ d, partner = vpartner < rem ? 2 * vpartner + 1 : vpartner + rem;
-        shoal_status_t s = shoal_coll_line_send(g, partner, p, r, tag, acc, bytes);
+        shoal_status_t s = shoal_coll_line_send(g, RANK(partner), p, r, tag, acc, bytes);
         if (st == SHOAL_OK) st = s;
         combine_ordered(acc, shoal_coll_line_receive(g, p, r, tag), partner < me, bytes, es, combine);
     }
     if (me < 2 * rem) {
-        shoal_status_t s = shoal_coll_line_send(g, me - 1, p, LINE_POST, tag, acc, bytes);
+        shoal_status_t s = shoal_coll_line_send(g, RANK(me - 1), p, LINE_POST, tag, acc, bytes);
         if (st == SHOAL_OK) st = s;
     }
-    memcpy(shoal_coll_at(g, dest, me, 0), acc, bytes);
+    return st;
+#undef RANK
+}
+
+shoal_status_t shoal_coll_reduce_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                    size_t nelems, size_t es, shoal_coll_combine_fn combine)
+{
+    int p;
+    const uint64_t tag = shoal_coll_lines_begin(g, &p);
+    const size_t bytes = nelems * es;
+    _Alignas(64) unsigned char acc[SHOAL_RD_BYTES];
+    memcpy(acc, shoal_coll_at(g, src, g->rank, 0), bytes);
+    shoal_status_t st = shoal_coll_rd_among(g, tag, p, NULL, g->size, g->rank, acc, bytes, es, combine);
+    memcpy(shoal_coll_at(g, dest, g->rank, 0), acc, bytes);
     return st;
 }

@@ -46,6 +46,7 @@ shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf de
     if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_reduce_oneshot(g, dest, src, nelems, es, combine);
     if (algo == SHOAL_ALGO_TREE) return shoal_coll_reduce_tree(g, dest, src, nelems, es, combine);
     if (algo == SHOAL_ALGO_RD) return shoal_coll_reduce_rd(g, dest, src, nelems, es, combine);
+    if (algo == SHOAL_ALGO_HIER) return shoal_coll_reduce_hier(g, dest, src, nelems, es, combine);
     if (algo == SHOAL_ALGO_RING) return shoal_coll_reduce_ring(g, dest, src, nelems, es, combine);
     size_t lo = 0, hi = 0;
     if (algo == SHOAL_ALGO_LINEAR) {

@@ -58,7 +58,8 @@ const struct shoal_config_var shoal_config_vars[] = {
      "Collective algorithms: 'auto' (by size and team), or a comma list of NAME or KIND:NAME forcing them "
      "(kinds barrier, broadcast, collect, alltoall, reduce, scan; names direct, linear, dissemination, oneshot "
      "(one-host reduce, broadcast and small fcollect), "
-     "hier (barrier across hosts), tree (broadcast, reduce), rd (recursive-doubling reduce of small vectors), "
+     "hier (barrier, small reduce and fcollect across hosts: one leader per host), tree (broadcast, reduce), "
+     "rd (recursive-doubling reduce of small vectors), "
      "ring (ring reduce-scatter + allgather reduce), bruck (Bruck fcollect)).",
      FIELD(coll_algorithm), .check = shoal_coll_setting_check},
     {"SHMEM_BOOTSTRAP_TLS", SHOAL_CONFIG_BOOL, "1",

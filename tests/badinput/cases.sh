@@ -134,7 +134,7 @@ before_init_nolauncher)
 coll_setting)
     # A bad SHMEM_COLL_ALGORITHM ends the job in shmem_init, before any collective.
     exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=reduce:fastest \
-        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='reduce:fastest': reduce has no algorithm named 'fastest' \(it has direct, linear, oneshot, tree, rd, ring\)" \
+        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='reduce:fastest': reduce has no algorithm named 'fastest' \(it has direct, linear, oneshot, tree, hier, rd, ring\)" \
         -- "$bin/badinput_heap_full" full ;;
 kill_pe)
     # The launcher ends the job within ~2 s of the kill, names PE 1 and
@@ -177,7 +177,7 @@ align_bad)
 # ---- issue 17 (h-fcol): collect's algorithms include the one-shot fcollect.
 coll_setting_collect)
     exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=collect:fastest \
-        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='collect:fastest': collect has no algorithm named 'fastest' \(it has direct, linear, oneshot, bruck\)" \
+        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='collect:fastest': collect has no algorithm named 'fastest' \(it has direct, linear, oneshot, hier, bruck\)" \
         -- "$bin/badinput_heap_full" full ;;
 *)
     echo "cases.sh: unknown case $case_name" >&2

@@ -120,7 +120,7 @@ limits = {"SHMEM_SYMMETRIC_SIZE": "out of range: 1 MiB to 16 TiB", "SHMEM_TEAMS_
           "SHMEM_BOOTSTRAP_LIVENESS_TIMEOUT": "out of range: 1 to 86400 seconds",
           "SHMEM_TRANSPORT": "expected one of auto, shm, ofi, tls", "SHMEM_ENCRYPT": "expected one of auto, required, off",
           "SHMEM_FABRIC_PROGRESS_THREAD": "expected one of auto, on, off",
-          "SHMEM_COLL_ALGORITHM": "reduce has no algorithm named 'fastest' (it has direct, linear, oneshot, tree, rd, ring)"}
+          "SHMEM_COLL_ALGORITHM": "reduce has no algorithm named 'fastest' (it has direct, linear, oneshot, tree, hier, rd, ring)"}
 assert limits[name] in w and value in w and w.endswith("shmem_init would stop"), w
 rows = {c["name"]: c for c in d["configuration"]}
 assert rows[name]["environment"] == value
