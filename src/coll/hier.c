@@ -64,8 +64,8 @@ static void lead_signal(const struct shoal_group *g, int rank, size_t i, uint64_
     }
     if (!*fenced) shoal_rt.transport->fence(NULL);
     *fenced = 1;
-    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)g->seg, off, 8,
-                                                g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? epoch : 1, 0, NULL);
+    shoal_status_t st = shoal_word_send_signal(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD,
+                                               g->epoch ? epoch : 1);
     if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
 }
 

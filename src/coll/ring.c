@@ -65,7 +65,7 @@ static shoal_status_t step(const struct shoal_group *g, struct shoal_coll_buf de
     /* A full fence: a large memcpy into a direct member may use
      * non-temporal stores, which the release store alone does not order. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    shoal_word_store(g->seg, ring_word(g), shoal_group_pe(g, next), value);
+    shoal_word_signal(g->seg, ring_word(g), shoal_group_pe(g, next), SHOAL_AMO_SET, value);
     return st;
 }
 

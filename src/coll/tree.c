@@ -145,7 +145,7 @@ static void signal_word(const struct shoal_group *g, int rank, size_t word, uint
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (g->epoch)
-        shoal_word_store(g->seg, word, shoal_group_pe(g, rank), value);
+        shoal_word_signal(g->seg, word, shoal_group_pe(g, rank), SHOAL_AMO_SET, value);
     else
         shoal_word_add(g->seg, word, shoal_group_pe(g, rank), 1);
 }

@@ -48,7 +48,7 @@ uint64_t shoal_group_aux_load(const struct shoal_group *g, int rank, size_t i)
 
 void shoal_group_aux_store(const struct shoal_group *g, int rank, size_t i, uint64_t v)
 {
-    shoal_word_store(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
+    shoal_word_signal(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), SHOAL_AMO_SET, v);
 }
 
 uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, uint64_t v)
@@ -75,8 +75,7 @@ static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64
     }
     if (!*fenced) shoal_rt.transport->fence(NULL);
     *fenced = 1;
-    shoal_status_t st = shoal_rt.transport->amo(NULL, pe, (enum shoal_segment_id)g->seg, off, 8,
-                                                g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1, 0, NULL);
+    shoal_status_t st = shoal_word_send_signal(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1);
     if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
 }
 

@@ -46,7 +46,8 @@ void shoal_group_sync(struct shoal_group *g);
 /* Address of this member's own auxiliary word i. */
 uint64_t *shoal_group_aux(const struct shoal_group *g, size_t i);
 /* Member rank's auxiliary word i, direct or through the transport
- * (sync/word.h: a store is ordered after this PE's earlier puts). */
+ * (sync/word.h: a store is a signal, ordered after this PE's earlier puts
+ * and awaited by no quiet). */
 uint64_t shoal_group_aux_load(const struct shoal_group *g, int rank, size_t i);
 void shoal_group_aux_store(const struct shoal_group *g, int rank, size_t i, uint64_t v);
 uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, uint64_t v);

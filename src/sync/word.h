@@ -32,6 +32,35 @@ static inline void shoal_word_store(int seg, size_t off, int pe, uint64_t v)
     if (st != SHOAL_OK) shoal_word_fail("storing a synchronisation word", pe, st);
 }
 
+/* Sends a flag only pe waits for through the transport (transport.h,
+ * signal; amo where the transport has no such op). No fence of its own. */
+static inline shoal_status_t shoal_word_send_signal(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v)
+{
+    const struct shoal_transport_ops *t = shoal_rt.transport;
+    return t->signal ? t->signal(pe, (enum shoal_segment_id)seg, off, op, v)
+                     : t->amo(NULL, pe, (enum shoal_segment_id)seg, off, 8, op, v, 0, NULL);
+}
+
+/* A flag only pe waits for (a barrier round, a collective's line tag or
+ * release word): stores v (SHOAL_AMO_SET) or adds it (SHOAL_AMO_ADD),
+ * ordered after this PE's earlier puts to pe like shoal_word_store; through
+ * a transport, no later quiet waits for it (transport.h, signal). */
+static inline void shoal_word_signal(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v)
+{
+    uint64_t *p = shoal_route_direct(seg, off, pe);
+    if (p && (op == SHOAL_AMO_SET || !shoal_rt.amo_fabric)) {
+        if (op == SHOAL_AMO_SET)
+            __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        else
+            __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+        shoal_wake(pe);
+        return;
+    }
+    shoal_rt.transport->fence(NULL);
+    shoal_status_t st = shoal_word_send_signal(seg, off, pe, op, v);
+    if (st != SHOAL_OK) shoal_word_fail("signalling a synchronisation word", pe, st);
+}
+
 static inline uint64_t shoal_word_load(int seg, size_t off, int pe)
 {
     const uint64_t *p = shoal_route_direct(seg, off, pe);

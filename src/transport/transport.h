@@ -83,6 +83,13 @@ struct shoal_transport_ops {
     /* One atomic on a 4- or 8-byte element; *fetched gets the old value. */
     shoal_status_t (*amo)(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
                           enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+    /* A non-fetching 64-bit SET or ADD that only its target waits for (a
+     * barrier round, a collective's flag): ordered after this PE's earlier
+     * puts and amos on the default context like them, but no quiet waits
+     * for its completion, since the target's own wait sees it arrive. NULL
+     * where the transport has nothing to save: callers use amo. */
+    shoal_status_t (*signal)(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                             uint64_t operand);
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);

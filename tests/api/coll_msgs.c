@@ -44,6 +44,12 @@ static shoal_status_t amo(shoal_tctx_t *x, int pe, enum shoal_segment_id s, size
         c.amo++;
     return real->amo(x, pe, s, o, e, op, v, cond, fetched);
 }
+/* A signal (transport.h): a non-fetching atomic no quiet waits for. */
+static shoal_status_t signal_(int pe, enum shoal_segment_id s, size_t o, enum shoal_amo_op op, uint64_t v)
+{
+    c.amo++;
+    return real->signal(pe, s, o, op, v);
+}
 static void fence(shoal_tctx_t *x)
 {
     c.fence++;
@@ -87,6 +93,7 @@ int main(void)
     counting = *real;
     counting.put = put, counting.get = get, counting.get_nbi = get_nbi, counting.amo = amo;
     counting.fence = fence, counting.quiet = quiet;
+    if (real->signal) counting.signal = signal_;
     shoal_rt.transport = &counting;
 
     /* barrier_all: its quiet, one fence before the first signal, one signal

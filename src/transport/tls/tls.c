@@ -136,6 +136,7 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .get = shoal_tls_get,
     .get_nbi = tls_get_nbi,
     .amo = shoal_tls_amo,
+    .signal = shoal_tls_signal,
     .fence = shoal_tls_fence,
     .quiet = shoal_tls_quiet,
     .progress = tls_progress,

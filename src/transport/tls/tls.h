@@ -48,7 +48,8 @@ struct shoal_tls_req {
     uint8_t elem;     /* AMO: 4 or 8 */
     uint8_t amo_op;   /* AMO: enum shoal_amo_op */
     uint8_t fetch;    /* AMO: 1 when the old value is wanted (a reply follows) */
-    uint8_t pad[3];
+    uint8_t signal;   /* AMO: a signal (transport.h): neither counted nor acknowledged */
+    uint8_t pad[2];
     uint64_t offset;  /* in the target's segment */
     uint64_t len;     /* PUT, GET: bytes */
     uint64_t operand; /* AMO */
@@ -76,6 +77,7 @@ struct shoal_tls_conn {
     uint64_t sent;   /* requests written on the stream */
     uint64_t acked;  /* of which the target has said they are applied */
     unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
+    int signalled;   /* signals sent since the stream was last read: a refusal may wait there */
     int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
 };
 
@@ -229,6 +231,8 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
                              size_t len);
 shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
                              enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                                uint64_t operand);
 void shoal_tls_fence(shoal_tctx_t *ctx);
 void shoal_tls_quiet(shoal_tctx_t *ctx);
 

@@ -260,6 +260,24 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     return SHOAL_OK;
 }
 
+/* A signal rides the default context's stream behind this PE's earlier
+ * requests, like any AMO, but is not counted: the target neither counts
+ * nor acknowledges it, so no quiet waits for it (a barrier_all's quiet
+ * would otherwise wait on the previous barrier's last signal). A refusal
+ * still comes back as an ACK, read at the next quiet. */
+shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                                uint64_t operand)
+{
+    struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = 8, .amo_op = (uint8_t)op,
+                              .signal = 1, .offset = offset, .operand = operand};
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
+    send_or_fail(c, &q, sizeof q, 0, "a signal", pe);
+    __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
+    unlock_stream(c, &g);
+    return SHOAL_OK;
+}
+
 /* One stream is applied in order by one thread at the target: nothing to
  * wait for. The CPU fence orders this PE's own loads and stores. */
 void shoal_tls_fence(shoal_tctx_t *ctx)
@@ -291,13 +309,14 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
     for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
         struct shoal_tls_conn *c = &t->conn[pe];
         mine[pe] = 0;
-        if (!unacked(c)) continue;
+        if (!unacked(c) && !__atomic_load_n(&c->signalled, __ATOMIC_RELAXED)) continue;
         pthread_mutex_lock(&c->lock);
+        const int signalled = __atomic_exchange_n(&c->signalled, 0, __ATOMIC_RELAXED);
         if (c->sigpipe && !blocked) {
             shoal_tls_sigpipe_block(&old);
             blocked = 1;
         }
-        if (c->acked != c->sent) read_acks(c, what, pe);
+        if (c->acked != c->sent || signalled) read_acks(c, what, pe);
         if (c->acked != c->sent)
             mine[pe] = 1; /* lock kept until the last ACK is read */
         else

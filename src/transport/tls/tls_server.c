@@ -174,7 +174,9 @@ static int serve_one(struct shoal_tls_server *s)
     char *scratch = s->scratch;
     struct shoal_tls_req q;
     if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
-    s->applied++;
+    /* A signal is neither counted nor acknowledged (tls_client.c). */
+    const int signal = q.op == SHOAL_TLS_AMO && q.signal;
+    if (!signal) s->applied++;
     struct shoal_tls_rep rep = {0, SHOAL_TLS_ANSWER, 0};
     switch (q.op) {
     case SHOAL_TLS_PUT: {
@@ -212,7 +214,8 @@ static int serve_one(struct shoal_tls_server *s)
     }
     case SHOAL_TLS_AMO: {
         enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.elem, q.amo_op != SHOAL_AMO_FETCH);
-        if (!no && ((q.elem != 4 && q.elem != 8) || q.offset % q.elem || q.amo_op > SHOAL_AMO_XOR))
+        if (!no && ((q.elem != 4 && q.elem != 8) || q.offset % q.elem || q.amo_op > SHOAL_AMO_XOR ||
+                    (signal && q.fetch)))
             no = SHOAL_TLS_BAD_REQUEST;
         if (!no) {
             char *p = shoal_tls.setup->local[q.seg]->base + q.offset;
@@ -223,6 +226,8 @@ static int serve_one(struct shoal_tls_server *s)
             rep = (struct shoal_tls_rep){no, SHOAL_TLS_ANSWER, q.offset};
         }
         if (q.fetch) return answer(s, rep, NULL, 0);
+        /* A refused signal has no later reply to ride on: say it now. */
+        if (signal) return no ? acknowledge(s) : 0;
         s->atomics++;
         return 0;
     }
