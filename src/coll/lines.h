@@ -54,6 +54,16 @@ static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, i
                                                   const void *data, size_t bytes)
 {
     const size_t at = shoal_coll_line_off(g, p, i);
+    const int pe = shoal_group_pe(g, rank);
+    const struct shoal_transport_ops *t = shoal_rt.transport;
+    if (bytes && t->put_signal && !shoal_rt.peers[pe].direct) {
+        /* Data and tag in one message where the transport can. */
+        t->fence(NULL);
+        shoal_status_t st = t->put_signal(pe, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data, bytes,
+                                          SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), SHOAL_AMO_SET, tag);
+        if (st != SHOAL_OK) shoal_word_fail("sending a collective's line", pe, st);
+        return st;
+    }
     const struct shoal_coll_buf line = {.seg = SHOAL_SEG_HEAP, .off = at + offsetof(struct shoal_rd_line, data)};
     shoal_status_t st = bytes ? shoal_coll_put(g, line, rank, 0, data, bytes) : SHOAL_OK;
     /* A release store orders the copy: at most SHOAL_RD_BYTES, far below

@@ -50,6 +50,13 @@ static shoal_status_t signal_(int pe, enum shoal_segment_id s, size_t o, enum sh
     c.amo++;
     return real->signal(pe, s, o, op, v);
 }
+static shoal_status_t put_signal(int pe, enum shoal_segment_id s, size_t o, const void *src, size_t n,
+                                 enum shoal_segment_id ss, size_t so, enum shoal_amo_op op, uint64_t v)
+{
+    c.put++;
+    c.amo++;
+    return real->put_signal(pe, s, o, src, n, ss, so, op, v);
+}
 static void fence(shoal_tctx_t *x)
 {
     c.fence++;
@@ -94,6 +101,7 @@ int main(void)
     counting.put = put, counting.get = get, counting.get_nbi = get_nbi, counting.amo = amo;
     counting.fence = fence, counting.quiet = quiet;
     if (real->signal) counting.signal = signal_;
+    if (real->put_signal) counting.put_signal = put_signal;
     shoal_rt.transport = &counting;
 
     /* barrier_all: its quiet, one fence before the first signal, one signal

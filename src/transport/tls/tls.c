@@ -137,6 +137,7 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .get_nbi = tls_get_nbi,
     .amo = shoal_tls_amo,
     .signal = shoal_tls_signal,
+    .put_signal = shoal_tls_put_signal,
     .fence = shoal_tls_fence,
     .quiet = shoal_tls_quiet,
     .progress = tls_progress,

@@ -41,14 +41,16 @@
 
 /* Wire format: a request header, then for a PUT its len bytes. Every field
  * little-endian (x86 and aarch64 hosts: memory order). */
-enum shoal_tls_op { SHOAL_TLS_PUT = 1, SHOAL_TLS_GET = 2, SHOAL_TLS_AMO = 3 };
+/* PUT_SIGNAL: a put (seg, offset, len, data) then a 64-bit SET or ADD
+ * (amo_op) of operand on the word at offset cond of segment elem. */
+enum shoal_tls_op { SHOAL_TLS_PUT = 1, SHOAL_TLS_GET = 2, SHOAL_TLS_AMO = 3, SHOAL_TLS_PUT_SIGNAL = 4 };
 struct shoal_tls_req {
     uint8_t op;       /* enum shoal_tls_op */
     uint8_t seg;      /* enum shoal_segment_id */
     uint8_t elem;     /* AMO: 4 or 8 */
     uint8_t amo_op;   /* AMO: enum shoal_amo_op */
     uint8_t fetch;    /* AMO: 1 when the old value is wanted (a reply follows) */
-    uint8_t signal;   /* AMO: a signal (transport.h): neither counted nor acknowledged */
+    uint8_t uncounted; /* AMO, PUT_SIGNAL: a signal (transport.h): neither counted nor acknowledged */
     uint8_t pad[2];
     uint64_t offset;  /* in the target's segment */
     uint64_t len;     /* PUT, GET: bytes */
@@ -233,6 +235,9 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
                              enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
 shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
                                 uint64_t operand);
+shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
+                                    enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
+                                    uint64_t operand);
 void shoal_tls_fence(shoal_tctx_t *ctx);
 void shoal_tls_quiet(shoal_tctx_t *ctx);
 

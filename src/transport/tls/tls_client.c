@@ -194,6 +194,22 @@ static void read_acks(struct shoal_tls_conn *c, const char *what, int pe)
     c->unread = 0;
 }
 
+/* Writes a request header and its len bytes of data. */
+static void send_request(struct shoal_tls_conn *c, const struct shoal_tls_req *q, const void *data, size_t len,
+                         const char *what, int pe)
+{
+    if (len <= SMALL_PUT) {
+        /* One record for header and data: one system call, one tag. */
+        char buf[sizeof *q + SMALL_PUT];
+        memcpy(buf, q, sizeof *q);
+        if (len) memcpy(buf + sizeof *q, data, len);
+        send_or_fail(c, buf, sizeof *q + len, 0, what, pe);
+    } else {
+        send_or_fail(c, q, sizeof *q, 1, what, pe);
+        send_or_fail(c, data, len, 0, what, pe);
+    }
+}
+
 /* Counts a request just written that has no answer. */
 static void sent_unanswered(struct shoal_tls_conn *c, const char *what, int pe)
 {
@@ -208,16 +224,7 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     struct shoal_tls_req q = {.op = SHOAL_TLS_PUT, .seg = (uint8_t)seg, .offset = offset, .len = len};
     struct pipe_guard g;
     struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
-    if (len <= SMALL_PUT) {
-        /* One record for header and data: one system call, one tag. */
-        char buf[sizeof q + SMALL_PUT];
-        memcpy(buf, &q, sizeof q);
-        memcpy(buf + sizeof q, src, len);
-        send_or_fail(c, buf, sizeof q + len, 0, "put", pe);
-    } else {
-        send_or_fail(c, &q, sizeof q, 1, "put", pe);
-        send_or_fail(c, src, len, 0, "put", pe);
-    }
+    send_request(c, &q, src, len, "put", pe);
     sent_unanswered(c, "put", pe);
     unlock_stream(c, &g);
     return SHOAL_OK;
@@ -269,10 +276,27 @@ shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset
                                 uint64_t operand)
 {
     struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = 8, .amo_op = (uint8_t)op,
-                              .signal = 1, .offset = offset, .operand = operand};
+                              .uncounted = 1, .offset = offset, .operand = operand};
     struct pipe_guard g;
     struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
     send_or_fail(c, &q, sizeof q, 0, "a signal", pe);
+    __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
+    unlock_stream(c, &g);
+    return SHOAL_OK;
+}
+
+/* A put and a signal in one request (and, up to SMALL_PUT, one record),
+ * uncounted like a signal. */
+shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
+                                    enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
+                                    uint64_t operand)
+{
+    struct shoal_tls_req q = {.op = SHOAL_TLS_PUT_SIGNAL, .seg = (uint8_t)seg, .elem = (uint8_t)sig_seg,
+                              .amo_op = (uint8_t)op, .uncounted = 1, .offset = offset, .len = len,
+                              .operand = operand, .cond = sig_offset};
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
+    send_request(c, &q, src, len, "a put with a signal", pe);
     __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
     unlock_stream(c, &g);
     return SHOAL_OK;

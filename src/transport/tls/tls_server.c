@@ -166,6 +166,23 @@ static int word_sized(const void *p, uint64_t len)
     return (len == 1 || len == 2 || len == 4 || len == 8) && (uintptr_t)p % len == 0;
 }
 
+/* Reads a put's data (checked) into this PE's memory. */
+static int receive_put(SSL *ssl, const struct shoal_tls_req *q)
+{
+    char *dst = shoal_tls.setup->local[q->seg]->base + q->offset;
+    if (word_sized(dst, q->len)) {
+        /* A p of a word: stored whole, so a PE polling it never sees half. */
+        uint64_t word = 0;
+        if (shoal_tls_read(ssl, &word, q->len) != 0) return -1;
+        shoal_untorn_store(dst, &word, q->len);
+    } else if (shoal_tls_read(ssl, dst, q->len) != 0) {
+        return -1;
+    }
+    /* A later request's effects (a flag, a signal) must not be seen first. */
+    atomic_thread_fence(memory_order_release);
+    return 0;
+}
+
 /* Applies one request. Returns -1 when the stream is broken or closed. */
 static int serve_one(struct shoal_tls_server *s)
 {
@@ -175,7 +192,7 @@ static int serve_one(struct shoal_tls_server *s)
     struct shoal_tls_req q;
     if (shoal_tls_read(ssl, &q, sizeof q) != 0) return -1;
     /* A signal is neither counted nor acknowledged (tls_client.c). */
-    const int signal = q.op == SHOAL_TLS_AMO && q.signal;
+    const int signal = (q.op == SHOAL_TLS_AMO || q.op == SHOAL_TLS_PUT_SIGNAL) && q.uncounted;
     if (!signal) s->applied++;
     struct shoal_tls_rep rep = {0, SHOAL_TLS_ANSWER, 0};
     switch (q.op) {
@@ -185,17 +202,20 @@ static int serve_one(struct shoal_tls_server *s)
             if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
             return drain(ssl, q.len, scratch);
         }
-        char *dst = shoal_tls.setup->local[q.seg]->base + q.offset;
-        if (word_sized(dst, q.len)) {
-            /* A p of a word: stored whole, so a PE polling it never sees half. */
-            uint64_t word = 0;
-            if (shoal_tls_read(ssl, &word, q.len) != 0) return -1;
-            shoal_untorn_store(dst, &word, q.len);
-        } else if (shoal_tls_read(ssl, dst, q.len) != 0) {
-            return -1;
+        return receive_put(ssl, &q);
+    }
+    case SHOAL_TLS_PUT_SIGNAL: {
+        enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 1);
+        if (!no) no = check_range(q.elem, q.cond, 8, 1);
+        if (!no && (q.cond % 8 || (q.amo_op != SHOAL_AMO_SET && q.amo_op != SHOAL_AMO_ADD)))
+            no = SHOAL_TLS_BAD_REQUEST;
+        if (no) {
+            if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
+            if (drain(ssl, q.len, scratch) != 0) return -1;
+            return signal ? acknowledge(s) : 0;
         }
-        /* A later request's effects (a flag, a signal) must not be seen first. */
-        atomic_thread_fence(memory_order_release);
+        if (receive_put(ssl, &q) != 0) return -1;
+        shoal_cpu_amo(shoal_tls.setup->local[q.elem]->base + q.cond, 8, (enum shoal_amo_op)q.amo_op, q.operand, 0);
         return 0;
     }
     case SHOAL_TLS_GET: {
