@@ -26,18 +26,19 @@
 #include "sync/backoff.h"
 #include "sync/word.h"
 
-/* Waits until this member's aux word i signals, and consumes it in
- * counting mode. */
-static void await_word(const struct shoal_group *g, size_t i, uint64_t epoch)
+/* Waits until this member's aux word i signals (writer, a group rank,
+ * is the one that does), and consumes it in counting mode. */
+static void await_word(const struct shoal_group *g, size_t i, uint64_t epoch, int writer)
 {
     const uint64_t *w = shoal_group_aux(g, i);
-    struct shoal_backoff b = {0};
+    struct shoal_backoff b = {.waits_on = shoal_group_pe(g, writer) + 1};
     if (g->epoch) {
         while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
-        return;
+    } else {
+        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
+        shoal_group_aux_add(g, g->rank, i, (uint64_t)-1);
     }
-    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
-    shoal_group_aux_add(g, g->rank, i, (uint64_t)-1);
+    shoal_backoff_end(&b);
 }
 
 static void signal_word(const struct shoal_group *g, int rank, size_t i, uint64_t epoch)
@@ -85,7 +86,7 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
     const int first = h.start[h.host], members = h.start[h.host + 1] - first, leader = h.order[first];
     if (g->rank != leader) {
         shoal_group_aux_add(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1);
-        await_word(g, SHOAL_COLL_AUX_HOST_RELEASE, epoch);
+        await_word(g, SHOAL_COLL_AUX_HOST_RELEASE, epoch, leader);
         shoal_coll_hosts_fini(&h);
         return;
     }
@@ -97,7 +98,8 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
     for (int r = 0, dist = 1; dist < h.hosts; r++, dist <<= 1) {
         lead_signal(g, h.order[h.start[(h.host + dist) % h.hosts]], SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch,
                     &fenced);
-        await_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch);
+        const int from = h.order[h.start[(h.host - dist % h.hosts + h.hosts) % h.hosts]];
+        await_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch, from);
     }
     for (int p = first + 1; p < first + members; p++) signal_word(g, h.order[p], SHOAL_COLL_AUX_HOST_RELEASE, epoch);
     shoal_coll_hosts_fini(&h);

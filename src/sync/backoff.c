@@ -40,6 +40,7 @@
 unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
 void (*shoal_backoff_progress)(void);
+int shoal_backoff_progress_optional;
 uint64_t *shoal_backoff_naps;
 _Thread_local unsigned long shoal_backoff_started;
 
@@ -252,11 +253,16 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         return;
     }
     if (past == 0 || (past & 63) == 0) sense(now_ns(), 0);
-    /* With a fabric the wait must come back to drive it, a PE without a
-     * mapped wake word has no bell, and writes from peers reached through a
-     * transport (its threads apply them) ring no bell: all keep the timer
-     * schedule. */
-    if (shoal_backoff_progress || !shoal_wake_word_of(shoal_rt.my_pe) || pol.transport_writers) {
+    /* With a fabric the wait must come back to drive it (unless the
+     * fabric's threads serve it), a PE without a mapped wake word has no
+     * bell, and writes from peers reached through a transport (its threads
+     * apply them) ring no bell: all keep the timer schedule. A wait for a
+     * word that a PE of this host writes (a host member waiting for its
+     * leader's release) sleeps until that PE rings it. */
+    const int rung = b->waits_on && shoal_rt.peers[b->waits_on - 1].direct &&
+                     (!shoal_backoff_progress || shoal_backoff_progress_optional);
+    if (!shoal_wake_word_of(shoal_rt.my_pe) ||
+        (!rung && (shoal_backoff_progress || pol.transport_writers))) {
         count_nap(b);
         long ns = 1000l << (b->sleeps < 7 ? b->sleeps : 7);
         if (ns > FABRIC_MAX_SLEEP_NS) ns = FABRIC_MAX_SLEEP_NS;

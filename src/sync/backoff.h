@@ -36,6 +36,9 @@ extern int shoal_backoff_oversubscribed;
  * manual progress serves incoming operations only when asked); NULL when no
  * fabric is in use. */
 extern void (*shoal_backoff_progress)(void);
+/* Nonzero when the fabric's own threads serve incoming operations, so a
+ * wait need not come back to drive it. */
+extern int shoal_backoff_progress_optional;
 /* Two counters in this PE's symmetric internal area, or NULL: waits that
  * went to sleep, and sleeps. A PE finalizing at exit reads them to tell a
  * peer blocked in one wait (perhaps on it) from one that computes. Only

@@ -99,6 +99,9 @@ struct shoal_transport_ops {
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);
+    /* Nonzero when the transport's own threads apply incoming operations
+     * (progress only speeds them up): a PE may then sleep on its bell. */
+    int serves_itself;
     /* Releases peer mappings and endpoints. Collective. */
     void (*fini)(struct shoal_transport_setup *setup);
 };

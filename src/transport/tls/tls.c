@@ -141,5 +141,6 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .fence = shoal_tls_fence,
     .quiet = shoal_tls_quiet,
     .progress = tls_progress,
+    .serves_itself = 1,
     .fini = tls_fini,
 };
