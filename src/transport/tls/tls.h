@@ -121,6 +121,7 @@ struct shoal_tls {
      * ns; 0: none lately): server threads leave their streams to it
      * meanwhile rather than wake for each request and fight it for a core. */
     atomic_llong served_ns;
+    atomic_int acks_owed; /* some stream's ACK was left by a wait (tls_server.c) */
 };
 
 extern struct shoal_tls shoal_tls;
@@ -220,6 +221,8 @@ shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 void shoal_tls_serve(int gets);
 /* The waiting thread stops applying requests: server threads take over now. */
 void shoal_tls_serve_release(void);
+/* Sends the ACKs a wait left owed; called after this PE's own requests. */
+void shoal_tls_pay_acks(void);
 void shoal_tls_server_stop(void);
 
 /* tls_client.c: this PE's requests. */

@@ -227,6 +227,7 @@ shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     send_request(c, &q, src, len, "put", pe);
     sent_unanswered(c, "put", pe);
     unlock_stream(c, &g);
+    shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
@@ -243,6 +244,7 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     read_answer(c, &rep, "get", pe);
     recv_or_fail(c, dst, len, "get", pe);
     unlock_stream(c, &g);
+    shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
@@ -264,6 +266,7 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
         sent_unanswered(c, "atomic", pe);
     }
     unlock_stream(c, &g);
+    shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
@@ -282,6 +285,7 @@ shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset
     send_or_fail(c, &q, sizeof q, 0, "a signal", pe);
     __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
     unlock_stream(c, &g);
+    shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
@@ -299,6 +303,7 @@ shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t of
     send_request(c, &q, src, len, "a put with a signal", pe);
     __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
     unlock_stream(c, &g);
+    shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
@@ -346,13 +351,33 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         else
             pthread_mutex_unlock(&c->lock);
     }
-    /* The targets acknowledge by themselves once they have applied all. */
+    /* The targets acknowledge by themselves once they have applied all,
+     * or on their next request after a wait in which they applied ours.
+     * One that applied them in a wait and went on computing says nothing:
+     * a stream whose ACK has not come within the spin is asked with a
+     * flush (a get of nothing, whose answer covers all before it), which
+     * wakes the target's thread for that stream. */
+    const struct shoal_tls_req flush = {.op = SHOAL_TLS_GET, .seg = SHOAL_SEG_HEAP};
+    shoal_tls_pay_acks();
     for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
         if (!mine[pe]) continue;
         struct shoal_tls_conn *c = &t->conn[pe];
+        int asked = 0;
         while (c->acked != c->sent) {
+            if (!asked && !shoal_tls_await(c->ssl, c->fd, 1)) {
+                send_or_fail(c, &flush, sizeof flush, 0, "quiet", pe);
+                __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
+                asked = 1;
+            }
             struct shoal_tls_rep rep;
             recv_or_fail(c, &rep, sizeof rep, what, pe);
+            if (asked && rep.kind != SHOAL_TLS_ACK) {
+                /* The flush's answer: everything before it is applied. */
+                if (rep.kind == SHOAL_TLS_EARLIER || rep.status) refused(what, pe, &rep);
+                if (rep.kind != SHOAL_TLS_ANSWER) stream_failed("quiet", pe, "a malformed answer");
+                __atomic_store_n(&c->acked, c->sent, __ATOMIC_RELAXED);
+                break;
+            }
             if (rep.kind != SHOAL_TLS_ACK) stream_failed("quiet", pe, "an answer nothing asked for");
             take_ack(c, &rep, what, pe);
         }

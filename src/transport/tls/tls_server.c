@@ -62,6 +62,7 @@ struct shoal_tls_server {
     int wake_fd;            /* eventfd: a request left to the thread (a get), or the lease ended */
     atomic_int parked;      /* the thread sleeps on wake_fd only, leaving fd to a waiter */
     atomic_int polling;     /* the thread may sleep on fd unaware of requests a waiter took */
+    atomic_int owed;        /* a waiter applied requests and left them unacknowledged */
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
     uint64_t applied;       /* requests read from the stream */
     uint64_t reported;      /* applied as of the last reply written */
@@ -411,12 +412,51 @@ void shoal_tls_serve(int gets)
         applied += s->applied - before;
         int unacked = s->applied != s->reported;
         pthread_mutex_unlock(&s->lock);
-        if (rc != 0) shutdown(s->fd, SHUT_RDWR);
-        /* The ACK is left for our next call, which may never come (the wait
-         * ends): a thread asleep on the socket must see to it. */
-        if (rc != 0 || (unacked && atomic_load(&s->polling))) wake(s);
+        if (rc != 0) {
+            shutdown(s->fd, SHUT_RDWR);
+            wake(s);
+        } else if (unacked && leased) {
+            /* A spinning wait (the lease) may end on what it just applied:
+             * the ACK waits for our next call, or for this PE's next request
+             * (shoal_tls_pay_acks), since waking the stream's thread now
+             * would put a context switch beside the program's next step (a
+             * ping-pong's answer). A parked thread sends it when its lease
+             * ends, and an initiator whose quiet finds it missing asks with
+             * a flush, which wakes a thread asleep on the socket. */
+            atomic_store(&s->owed, 1);
+            atomic_store(&shoal_tls.acks_owed, 1);
+        } else if (unacked && atomic_load(&s->polling)) {
+            /* A wait that sleeps between calls: the thread sees to it. */
+            wake(s);
+        }
     }
     if (applied) last_applied = now;
+    if (block) shoal_tls_sigpipe_restore(&old);
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+}
+
+/* Sends the ACKs that waits left owed (shoal_tls_serve), after this PE's
+ * own request went out. Streams busy with another thread are left to it:
+ * whoever holds a stream acknowledges it when idle. */
+void shoal_tls_pay_acks(void)
+{
+    if (!atomic_load_explicit(&shoal_tls.acks_owed, memory_order_relaxed)) return;
+    if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
+    atomic_store(&shoal_tls.acks_owed, 0);
+    sigset_t old;
+    sigemptyset(&old);
+    const int block = atomic_load(&shoal_tls.sigpipe_streams) > 0;
+    if (block) shoal_tls_sigpipe_block(&old);
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
+        if (!atomic_exchange(&s->owed, 0)) continue;
+        if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
+        const int rc = s->applied != s->reported ? acknowledge(s) : 0;
+        pthread_mutex_unlock(&s->lock);
+        if (rc != 0) {
+            shutdown(s->fd, SHUT_RDWR);
+            wake(s);
+        }
+    }
     if (block) shoal_tls_sigpipe_restore(&old);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
