@@ -221,6 +221,8 @@ shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 void shoal_tls_serve(int gets);
 /* The waiting thread stops applying requests: server threads take over now. */
 void shoal_tls_serve_release(void);
+/* Whether fd has data (or has ended), without blocking. */
+int shoal_tls_readable(int fd);
 /* Sends the ACKs a wait left owed; called after this PE's own requests. */
 void shoal_tls_pay_acks(void);
 void shoal_tls_server_stop(void);

@@ -286,13 +286,10 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
              * looks at the socket again on its next call, one system call
              * fewer between the put's arrival and the wait seeing it. */
             if (!eager && applied && s->atomics == atomics) return 0;
-            char byte;
-            ssize_t r = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-            if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (!shoal_tls_readable(s->fd)) {
                 if ((eager || !applied || s->atomics != atomics) && s->applied != s->reported) return acknowledge(s);
                 return 0;
             }
-            if (r <= 0) return -1;
         }
         if (!gets) {
             struct shoal_tls_req q;
