@@ -101,22 +101,35 @@ static int *host_leaders(const struct shoal_coll_hosts *h, int *small, int n_sma
     return lead;
 }
 
+/* Starts a call: its tag and line set; a member hands over its source and
+ * waits for its release (returns 0, all done), the leader waits for its
+ * host's members (returns 1, with *src now naming the members' published
+ * sources). */
+static int begin_call(struct shoal_group *g, struct shoal_coll_hosts *h, struct shoal_coll_buf *src, uint64_t *tag,
+                      int *p)
+{
+    *tag = shoal_coll_lines_begin(g, p);
+    if (shoal_coll_hosts_init(h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a collective");
+    const int first = h->start[h->host], leader = h->order[first];
+    if (g->rank != leader) {
+        member_call(g, *src, leader, *tag);
+        shoal_coll_hosts_fini(h);
+        return 0;
+    }
+    gather_host(g, h->start[h->host + 1] - first);
+    src->published = 1;
+    return 1;
+}
+
 shoal_status_t shoal_coll_reduce_hier(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                       size_t nelems, size_t es, shoal_coll_combine_fn combine)
 {
     int p;
-    const uint64_t tag = shoal_coll_lines_begin(g, &p);
-    const size_t bytes = nelems * es;
+    uint64_t tag;
     struct shoal_coll_hosts h;
-    if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a reduction");
+    if (!begin_call(g, &h, &src, &tag, &p)) return SHOAL_OK;
+    const size_t bytes = nelems * es;
     const int first = h.start[h.host], members = h.start[h.host + 1] - first, leader = h.order[first];
-    if (g->rank != leader) {
-        member_call(g, src, leader, tag);
-        shoal_coll_hosts_fini(&h);
-        return SHOAL_OK;
-    }
-    gather_host(g, members);
-    src.published = 1; /* the members' sources, as they published them */
     _Alignas(64) unsigned char acc[SHOAL_RD_BYTES];
     memcpy(acc, shoal_coll_at(g, src, leader, 0), bytes);
     /* Positions of a host are in rank order: acc is always the lower part. */
@@ -134,17 +147,10 @@ shoal_status_t shoal_coll_fcollect_hier(struct shoal_group *g, struct shoal_coll
                                         size_t bytes)
 {
     int p;
-    const uint64_t tag = shoal_coll_lines_begin(g, &p);
+    uint64_t tag;
     struct shoal_coll_hosts h;
-    if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in an fcollect");
+    if (!begin_call(g, &h, &src, &tag, &p)) return SHOAL_OK;
     const int first = h.start[h.host], members = h.start[h.host + 1] - first, leader = h.order[first];
-    if (g->rank != leader) {
-        member_call(g, src, leader, tag);
-        shoal_coll_hosts_fini(&h);
-        return SHOAL_OK;
-    }
-    gather_host(g, members);
-    src.published = 1; /* the members' sources, as they published them */
     /* The leader's dest is its workspace: nobody else reads or writes it
      * during the call (it is copied to the other members at the end). */
     char *out = shoal_coll_at(g, dest, leader, 0);
