@@ -269,41 +269,40 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     return SHOAL_OK;
 }
 
-/* A signal rides the default context's stream behind this PE's earlier
- * requests, like any AMO, but is not counted: the target neither counts
- * nor acknowledges it, so no quiet waits for it (a barrier_all's quiet
- * would otherwise wait on the previous barrier's last signal). A refusal
+/* Signals ride the default context's stream behind this PE's earlier
+ * requests, but are not counted: the target neither counts nor
+ * acknowledges them, so no quiet waits for them (a barrier_all's quiet
+ * would otherwise wait on the previous barrier's last round). A refusal
  * still comes back as an ACK, read at the next quiet. */
-shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
-                                uint64_t operand)
+static shoal_status_t send_uncounted(int pe, const struct shoal_tls_req *q, const void *data, size_t len,
+                                     const char *what)
 {
-    struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = 8, .amo_op = (uint8_t)op,
-                              .uncounted = 1, .offset = offset, .operand = operand};
     struct pipe_guard g;
     struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
-    send_or_fail(c, &q, sizeof q, 0, "a signal", pe);
+    send_request(c, q, data, len, what, pe);
     __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
     unlock_stream(c, &g);
     shoal_tls_pay_acks();
     return SHOAL_OK;
 }
 
-/* A put and a signal in one request (and, up to SMALL_PUT, one record),
- * uncounted like a signal. */
+shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                                uint64_t operand)
+{
+    const struct shoal_tls_req q = {.op = SHOAL_TLS_AMO, .seg = (uint8_t)seg, .elem = 8, .amo_op = (uint8_t)op,
+                                    .uncounted = 1, .offset = offset, .operand = operand};
+    return send_uncounted(pe, &q, NULL, 0, "a signal");
+}
+
+/* A put and a signal in one request (and, up to SMALL_PUT, one record). */
 shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
                                     enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
                                     uint64_t operand)
 {
-    struct shoal_tls_req q = {.op = SHOAL_TLS_PUT_SIGNAL, .seg = (uint8_t)seg, .elem = (uint8_t)sig_seg,
-                              .amo_op = (uint8_t)op, .uncounted = 1, .offset = offset, .len = len,
-                              .operand = operand, .cond = sig_offset};
-    struct pipe_guard g;
-    struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
-    send_request(c, &q, src, len, "a put with a signal", pe);
-    __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
-    unlock_stream(c, &g);
-    shoal_tls_pay_acks();
-    return SHOAL_OK;
+    const struct shoal_tls_req q = {.op = SHOAL_TLS_PUT_SIGNAL, .seg = (uint8_t)seg, .elem = (uint8_t)sig_seg,
+                                    .amo_op = (uint8_t)op, .uncounted = 1, .offset = offset, .len = len,
+                                    .operand = operand, .cond = sig_offset};
+    return send_uncounted(pe, &q, src, len, "a put with a signal");
 }
 
 /* One stream is applied in order by one thread at the target: nothing to
