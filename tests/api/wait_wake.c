@@ -6,7 +6,8 @@
  *    signal_add into PE 1 while PE 1 computes outside Shoal; PE 0 rings no
  *    bell (rings counter unchanged) and PE 1 then checks every value;
  * 2. each of p, put, atomic add, signal_set wakes a sleeper: PE 1 sleeps in
- *    wait_until / signal_wait_until, PE 0 writes 30 ms later; PE 1 checks
+ *    wait_until / signal_wait_until, PE 0 writes 30 ms later (once PE 1's
+ *    sleepers flag is up, on a loaded machine later still); PE 1 checks
  *    the value, that it woke within 1 s of the store, and that the writer
  *    rang its bell during the wait; PE 0 checks it rang.
  * Other PE counts: skip (77), except PEs past 2, which just take part. */
@@ -89,7 +90,11 @@ static void woken_by(int me, enum how how)
     shmem_barrier_all();
     if (me == 0) {
         const uint64_t rings = __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED);
-        pause_ms(30); /* PE 1 is asleep by now */
+        pause_ms(30); /* PE 1 is asleep by now, unless its core was taken */
+        /* On a loaded machine PE 1 may not have run since the barrier:
+         * write only once its sleepers flag is up (at most 10 s). */
+        for (int i = 0; i < 1000 && !shoal_wake_peer_asleep(1); i++) pause_ms(10);
+        CHECK_MSG(shoal_wake_peer_asleep(1), "%s: PE 1 did not go to sleep in its wait within 10 s", names[how]);
         long v = 42 + how;
         stamp[0] = now_s();
         switch (how) {
