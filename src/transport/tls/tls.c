@@ -52,10 +52,11 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     shoal_tls.setup = setup;
     shoal_tls.my_pe = setup->my_pe;
     shoal_tls.n_pes = setup->n_pes;
-    /* Readers poll 50 us before they block, unless PEs outnumber cores:
-     * then the core is better given to the PE being waited for. */
+    /* Readers poll 50 us before they block; where PEs outnumber cores they
+     * yield between polls, so the PE being waited for gets the core. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    shoal_tls.spin_s = setup->machine_pes <= cores ? 50e-6 : 0;
+    shoal_tls.spin_s = 50e-6;
+    shoal_tls.spin_yields = setup->machine_pes > cores;
     atomic_init(&shoal_tls.stopping, 0);
     atomic_init(&shoal_tls.handshakes, 0);
     pthread_mutex_init(&shoal_tls.ctx_lock, NULL);

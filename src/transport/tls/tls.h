@@ -106,6 +106,7 @@ struct shoal_tls {
      * blocks the signal around requests (three system calls each). */
     atomic_int sigpipe_streams;
     double spin_s;        /* how long a reader polls before it blocks (0: never) */
+    int spin_yields;      /* PEs outnumber cores: yield between those polls */
     int listen_fd;
     pthread_t acceptor;
     int acceptor_started;
