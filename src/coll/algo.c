@@ -124,13 +124,13 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   8 KiB chunk of every slice plus a put to every member, i.e. n^2
      *   small round trips per chunk row (same setting: 3x to 20x).
      *   Up to SHOAL_RD_BYTES (256 B) where hosts hold several members, the
- *   hierarchical reduce (hier_small.c): each host's members hand their
- *   vectors to its leader through shared memory, the leaders run recursive
- *   doubling, and each leader writes the result back: log2(hosts) fabric
- *   steps of one put and one flag. Measured at 2 namespace hosts x 2 PEs
- *   over the encrypted transport (scripts/bench_network.sh, QUICK=1), 8 B:
- *   142 us against the tree's 235 us.
- *   Up to SHOAL_RD_BYTES (256 B) on a team whose members are islands
+     *   hierarchical reduce (hier_small.c): each host's members hand their
+     *   vectors to its leader through shared memory, the leaders run recursive
+     *   doubling, and each leader writes the result back: log2(hosts) fabric
+     *   steps of one put and one flag. Measured at 2 namespace hosts x 2 PEs
+     *   over the encrypted transport (scripts/bench_network.sh, QUICK=1), 8 B:
+     *   142 us against the tree's 235 us.
+     *   Up to SHOAL_RD_BYTES (256 B) on a team whose members are islands
      *   (each on a host of its own, or no PE maps another's memory:
      *   SHMEM_TRANSPORT forced), recursive doubling halves that again:
      *   log2(n) rounds of one put and one flag, all members busy at once.
@@ -152,11 +152,11 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   tree's 2 log2(n)), so larger teams keep the tree. Both runs on a
      *   loaded 2-core machine (4 PEs oversubscribed it).
      * - fcollect where hosts hold several members and each host's blocks fit
- *   a line (256 B), over at most SHOAL_RD_LINES hosts: hierarchical
- *   (hier_small.c), each leader puts its host's blocks to every other
- *   leader, one fabric step; same setting, 8 B: 115 us against the direct
- *   algorithm's 1106 us (two barriers and n-1 gets in a row).
- * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
+     *   a line (256 B), over at most SHOAL_RD_LINES hosts: hierarchical
+     *   (hier_small.c), each leader puts its host's blocks to every other
+     *   leader, one fabric step; same setting, 8 B: 115 us against the direct
+     *   algorithm's 1106 us (two barriers and n-1 gets in a row).
+     * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
      *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
      *   (256 B) through the lines with no barrier, past that into the
      *   dests after one entry barrier. The direct pull costs two barriers

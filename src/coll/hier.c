@@ -49,25 +49,12 @@ static void signal_word(const struct shoal_group *g, int rank, size_t i, uint64_
         shoal_group_aux_add(g, rank, i, 1);
 }
 
-/* A leaders' round signal. Only a leader's first signal through the
- * transport fences (*fenced records it): that orders the leader's earlier
- * puts before it, and each later signal is caused by it, as in
- * sync/barrier.c.
- * A fence per round would wait out the previous round's signal (a fabric
- * round trip) for nothing. */
+/* A leaders' round signal; only a leader's first signal through the
+ * transport fences (sync/word.h). */
 static void lead_signal(const struct shoal_group *g, int rank, size_t i, uint64_t epoch, int *fenced)
 {
-    const int pe = shoal_group_pe(g, rank);
-    const size_t off = g->aux_offset + i * sizeof(uint64_t);
-    if (shoal_rt.peers[pe].direct && (g->epoch || !shoal_rt.amo_fabric)) {
-        signal_word(g, rank, i, epoch);
-        return;
-    }
-    if (!*fenced) shoal_rt.transport->fence(NULL);
-    *fenced = 1;
-    shoal_status_t st = shoal_word_send_signal(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD,
-                                               g->epoch ? epoch : 1);
-    if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
+    shoal_word_signal_fenced(g->seg, g->aux_offset + i * sizeof(uint64_t), shoal_group_pe(g, rank),
+                             g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? epoch : 1, fenced);
 }
 
 int shoal_coll_hier_useful(const struct shoal_group *g)

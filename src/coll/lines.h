@@ -69,8 +69,7 @@ static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, i
     /* A release store orders the copy: at most SHOAL_RD_BYTES, far below
      * where memcpy turns to non-temporal stores. Over the transport the
      * store fences first. */
-    shoal_word_signal(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank), SHOAL_AMO_SET,
-                      tag);
+    shoal_word_signal(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), pe, SHOAL_AMO_SET, tag);
     return st;
 }
 

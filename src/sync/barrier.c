@@ -57,27 +57,11 @@ uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, ui
     return shoal_word_add(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
 }
 
-/* Signals round word off on pe: stores v (epoch mode) or adds one. Only the
- * first signal through the transport fences (*fenced records it): that
- * orders this PE's earlier puts before it, and every later signal of the
- * barrier is caused by an earlier one, so members learn of those puts
- * through the chain. A fence per round would wait out the previous round's
- * signal over the fabric (a round trip) for nothing. */
+/* Signals round word off on pe: stores v (epoch mode) or adds one; only
+ * the barrier's first signal through the transport fences (sync/word.h). */
 static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64_t v, int *fenced)
 {
-    uint64_t *p = shoal_route_direct(g->seg, off, pe);
-    if (p && (g->epoch || !shoal_rt.amo_fabric)) {
-        if (g->epoch)
-            __atomic_store_n(p, v, __ATOMIC_RELEASE);
-        else
-            __atomic_fetch_add(p, 1, __ATOMIC_RELEASE);
-        shoal_wake(pe);
-        return;
-    }
-    if (!*fenced) shoal_rt.transport->fence(NULL);
-    *fenced = 1;
-    shoal_status_t st = shoal_word_send_signal(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1);
-    if (st != SHOAL_OK) shoal_word_fail("signalling a barrier round", pe, st);
+    shoal_word_signal_fenced(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1, fenced);
 }
 
 void shoal_group_sync(struct shoal_group *g)

@@ -44,8 +44,13 @@ static inline shoal_status_t shoal_word_send_signal(int seg, size_t off, int pe,
 /* A flag only pe waits for (a barrier round, a collective's line tag or
  * release word): stores v (SHOAL_AMO_SET) or adds it (SHOAL_AMO_ADD),
  * ordered after this PE's earlier puts to pe like shoal_word_store; through
- * a transport, no later quiet waits for it (transport.h, signal). */
-static inline void shoal_word_signal(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v)
+ * a transport, no later quiet waits for it (transport.h, signal).
+ * With fenced, only the first signal through the transport that *fenced
+ * has not recorded fences: in a barrier every later signal is caused by
+ * the first, so members learn of this PE's puts through the chain, and a
+ * fence per round would wait out the previous round's signal for nothing. */
+static inline void shoal_word_signal_fenced(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v,
+                                            int *fenced)
 {
     uint64_t *p = shoal_route_direct(seg, off, pe);
     if (p && (op == SHOAL_AMO_SET || !shoal_rt.amo_fabric)) {
@@ -56,9 +61,15 @@ static inline void shoal_word_signal(int seg, size_t off, int pe, enum shoal_amo
         shoal_wake(pe);
         return;
     }
-    shoal_rt.transport->fence(NULL);
+    if (!fenced || !*fenced) shoal_rt.transport->fence(NULL);
+    if (fenced) *fenced = 1;
     shoal_status_t st = shoal_word_send_signal(seg, off, pe, op, v);
     if (st != SHOAL_OK) shoal_word_fail("signalling a synchronisation word", pe, st);
+}
+
+static inline void shoal_word_signal(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v)
+{
+    shoal_word_signal_fenced(seg, off, pe, op, v, NULL);
 }
 
 static inline uint64_t shoal_word_load(int seg, size_t off, int pe)
