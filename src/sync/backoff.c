@@ -40,6 +40,7 @@
 unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
 void (*shoal_backoff_progress)(void);
+void (*shoal_backoff_rest)(void);
 int shoal_backoff_progress_optional;
 uint64_t *shoal_backoff_naps;
 _Thread_local unsigned long shoal_backoff_started;

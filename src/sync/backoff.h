@@ -36,6 +36,10 @@ extern int shoal_backoff_oversubscribed;
  * manual progress serves incoming operations only when asked); NULL when no
  * fabric is in use. */
 extern void (*shoal_backoff_progress)(void);
+/* The same for a wait past its spin, which yields or sleeps between calls:
+ * the transport's rest where it has one (its threads then serve peers
+ * meanwhile), else its progress. */
+extern void (*shoal_backoff_rest)(void);
 /* Nonzero when the fabric's own threads serve incoming operations, so a
  * wait need not come back to drive it. */
 extern int shoal_backoff_progress_optional;
@@ -71,8 +75,8 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         shoal_backoff_started++;
         shoal_blocked_stamp();
     }
-    if (shoal_backoff_progress && (n >= spin || (n & 15) == 0)) shoal_backoff_progress();
     if (n < spin) {
+        if (shoal_backoff_progress && (n & 15) == 0) shoal_backoff_progress();
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
         if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
@@ -80,6 +84,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         shoal_cpu_relax();
         return;
     }
+    if (shoal_backoff_rest) shoal_backoff_rest();
     shoal_backoff_slow(b);
 }
 

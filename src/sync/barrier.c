@@ -24,6 +24,7 @@ void shoal_barrier_init(void)
     shoal_backoff_configure(shoal_rt.config.wait_spin, shoal_rt.config.wait_policy, shoal_rt.machine_pes);
     shoal_wake_setup();
     shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
+    shoal_backoff_rest = shoal_rt.fabric && shoal_rt.transport->rest ? shoal_rt.transport->rest : shoal_backoff_progress;
     shoal_backoff_progress_optional = shoal_rt.fabric && shoal_rt.transport->serves_itself;
 }
 

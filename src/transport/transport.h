@@ -99,6 +99,10 @@ struct shoal_transport_ops {
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);
+    /* Called instead of progress by a wait about to yield or sleep: drives
+     * progress too, but leaves incoming operations to the transport's own
+     * threads from now on (NULL: progress). */
+    void (*rest)(void);
     /* Nonzero when the transport's own threads apply incoming operations
      * (progress only speeds them up): a PE may then sleep on its bell. */
     int serves_itself;

@@ -115,10 +115,15 @@ static void tls_fini(struct shoal_transport_setup *setup)
 }
 
 /* Server threads apply peers' requests by themselves; a waiting PE applies
- * them too (tls_server.c says why). */
+ * them too (tls_server.c says why), leasing the streams while it spins. */
 static void tls_progress(void)
 {
-    shoal_tls_serve(1);
+    shoal_tls_serve(1, 1);
+}
+
+static void tls_rest(void)
+{
+    shoal_tls_serve(1, 0);
 }
 
 static shoal_status_t tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
@@ -142,6 +147,7 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .fence = shoal_tls_fence,
     .quiet = shoal_tls_quiet,
     .progress = tls_progress,
+    .rest = tls_rest,
     .serves_itself = 1,
     .fini = tls_fini,
 };

@@ -218,8 +218,9 @@ void shoal_tls_sigpipe_restore(const sigset_t *old);
 /* tls_server.c: the listening socket and the threads serving peers. */
 shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 /* Applies, in the calling thread, the requests peers have sent; gets only
- * with gets set (tls_server.c says why). */
-void shoal_tls_serve(int gets);
+ * with gets set (tls_server.c says why). A spinning caller leases the
+ * streams from their threads; any other ends the lease. */
+void shoal_tls_serve(int gets, int spinning);
 /* The waiting thread stops applying requests: server threads take over now. */
 void shoal_tls_serve_release(void);
 /* Whether fd has data (or has ended), without blocking. */

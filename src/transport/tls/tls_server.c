@@ -38,12 +38,18 @@
  * block. */
 #define SMALL_GET 4096
 /* How long server threads leave their streams to a waiting thread after
- * it last applied them, if it calls often (it spins: no further apart than
- * SPINNING_NS); short, so that a request arriving after the wait ended, or
- * while the waiter lost its core, is not held long. A waiter that sleeps
- * between calls (a long wait's back-off) leaves the streams to the threads. */
-#define LEASE_NS 50000LL
-#define SPINNING_NS 20000LL
+ * its last call from a spinning wait (a wait about to yield or sleep hands
+ * them back at once: shoal_tls_serve with spinning unset). This bounds how
+ * long a request waits once the waiter has lost its core or left its wait
+ * to compute, and each time it runs out it wakes the parked thread, which
+ * parks again if the lease was renewed: the first park is short, and each
+ * renewal found doubles the next, up to LEASE_MAX_NS. A PE in a loop of
+ * barriers then costs its threads 2,000 wake-ups a second, not 20,000,
+ * each of which can preempt a spinning PE (on one host with the fabric
+ * forced, 2 PEs: barrier 19 us with a fixed 200 us lease, 10-17 us with
+ * 500 us, alternating runs). */
+#define LEASE_MIN_NS 50000LL
+#define LEASE_MAX_NS 500000LL
 /* ... and only while it has applied a request within this long. */
 #define ACTIVE_NS 1000000LL
 
@@ -64,7 +70,8 @@ struct shoal_tls_server {
     atomic_int polling;     /* the thread may sleep on fd unaware of requests a waiter took */
     atomic_int owed;        /* a waiter applied requests and left them unacknowledged */
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
-    uint64_t applied;       /* requests read from the stream */
+    uint64_t applied;       /* counted requests read from the stream */
+    uint64_t served;        /* all requests read, signals too: a waiter's lease */
     uint64_t reported;      /* applied as of the last reply written */
     uint64_t atomics;       /* non-fetching atomics applied */
     char *scratch;          /* a refused put's bytes are read into it */
@@ -195,6 +202,7 @@ static int serve_one(struct shoal_tls_server *s)
     /* A signal is neither counted nor acknowledged (tls_client.c). */
     const int signal = (q.op == SHOAL_TLS_AMO || q.op == SHOAL_TLS_PUT_SIGNAL) && q.uncounted;
     if (!signal) s->applied++;
+    s->served++;
     struct shoal_tls_rep rep = {0, SHOAL_TLS_ANSWER, 0};
     switch (q.op) {
     case SHOAL_TLS_PUT: {
@@ -265,6 +273,14 @@ static void wake(struct shoal_tls_server *s)
     if (write(s->wake_fd, &one, sizeof one) < 0) shoal_debug("tls", "eventfd: %s", strerror(errno));
 }
 
+/* The lease ended early: parked threads return to their sockets. Called
+ * with serve_lock held. */
+static void unpark_all(void)
+{
+    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
+        if (atomic_load(&s->parked)) wake(s);
+}
+
 /* Applies every request already here, buffered in OpenSSL or waiting in
  * the socket. Called with s->lock held. -1 when the stream has ended.
  * Without gets, a large get is left to the stream's thread (woken for
@@ -305,12 +321,16 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
     }
 }
 
-/* Nanoseconds left of the waiting thread's lease on the streams (0: none). */
-static long long lease_left(void)
+/* Nanoseconds left of the waiting thread's lease on the streams, for a
+ * thread that tolerates park_ns since the waiter's last call (0: none). */
+static long long lease_left(long long park_ns)
 {
-    long long t = atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed);
+    /* Sequentially consistent with the store of parked before it and with
+     * an ending lease's store before it looks at parked (unpark_all): one
+     * of the two sees the other, so no thread sleeps through an end. */
+    long long t = atomic_load(&shoal_tls.served_ns);
     if (!t) return 0;
-    long long left = t + LEASE_NS - now_ns();
+    long long left = t + park_ns - now_ns();
     return left > 0 ? left : 0;
 }
 
@@ -339,17 +359,27 @@ static void *serve_stream(void *arg)
             int rc = serve_ready(s, 1, 1);
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
-            long long left = lease_left();
+            long long park_ns = LEASE_MIN_NS, left = lease_left(park_ns);
             if (left) {
                 /* A waiting thread applies this stream: sleep until its
                  * lease ends (or a large get is left to us), not on the
-                 * socket, whose every request would wake us for nothing. */
+                 * socket, whose every request would wake us for nothing.
+                 * A lease renewed meanwhile sends us back to sleep without
+                 * touching the stream the waiter is applying. */
                 atomic_store(&s->polling, 0); /* the timeout brings us back */
-                atomic_store(&s->parked, 1);
-                struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
-                struct pollfd p = {.fd = s->wake_fd, .events = POLLIN};
-                int r = ppoll(&p, 1, &ts, NULL);
-                atomic_store(&s->parked, 0);
+                int r;
+                do {
+                    atomic_store(&s->parked, 1);
+                    if (!(left = lease_left(park_ns))) {
+                        r = 0;
+                    } else {
+                        struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
+                        struct pollfd p = {.fd = s->wake_fd, .events = POLLIN};
+                        r = ppoll(&p, 1, &ts, NULL);
+                    }
+                    atomic_store(&s->parked, 0);
+                    if (park_ns < LEASE_MAX_NS) park_ns = park_ns * 2 < LEASE_MAX_NS ? park_ns * 2 : LEASE_MAX_NS;
+                } while (r == 0 && left && (left = lease_left(park_ns)) > 0);
                 uint64_t count;
                 if (r > 0 && read(s->wake_fd, &count, sizeof count) < 0)
                     shoal_debug("tls", "eventfd: %s", strerror(errno));
@@ -382,18 +412,25 @@ static void *serve_stream(void *arg)
  * never depends on a server thread getting a core (two PEs spinning on two
  * cores would otherwise starve them, and two PEs in quiet would each wait
  * for the other's server thread to wake). Streams another thread is
- * applying are skipped. */
-void shoal_tls_serve(int gets)
+ * applying are skipped. A spinning caller takes the lease: the streams'
+ * threads park instead of sleeping on their sockets, where every request
+ * the caller applies would also wake them (a wake-up on another core costs
+ * the sender several microseconds). Any other caller ends it. */
+void shoal_tls_serve(int gets, int spinning)
 {
-    static long long last_call, last_applied; /* under serve_lock */
+    static long long last_applied; /* under serve_lock */
     if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
     const long long now = now_ns();
     /* The lease only while requests come: a waiter whose peers are silent
      * leaves its streams' threads asleep on their sockets, where nothing
      * wakes them, rather than parked on a timer that does. */
-    const int leased = now - last_call < SPINNING_NS && now - last_applied < ACTIVE_NS;
-    atomic_store_explicit(&shoal_tls.served_ns, leased ? now : 0, memory_order_relaxed);
-    last_call = now;
+    const int leased = spinning && now - last_applied < ACTIVE_NS;
+    if (!leased && atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) {
+        atomic_store(&shoal_tls.served_ns, 0); /* before unpark_all reads parked */
+        unpark_all();
+    } else if (leased) {
+        atomic_store_explicit(&shoal_tls.served_ns, now, memory_order_relaxed);
+    }
     uint64_t applied = 0;
     /* Streams are published under serve_lock after their handshake counted
      * them: a stream below whose writes may raise SIGPIPE is counted here. */
@@ -404,9 +441,9 @@ void shoal_tls_serve(int gets)
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
-        const uint64_t before = s->applied;
+        const uint64_t before = s->served;
         int rc = serve_ready(s, gets, 0);
-        applied += s->applied - before;
+        applied += s->served - before;
         int unacked = s->applied != s->reported;
         pthread_mutex_unlock(&s->lock);
         if (rc != 0) {
@@ -458,15 +495,12 @@ void shoal_tls_pay_acks(void)
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
-/* Wakes the parked server threads, which then see no lease and return to
- * their sockets. */
 void shoal_tls_serve_release(void)
 {
     if (!atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) return;
     pthread_mutex_lock(&shoal_tls.serve_lock);
-    atomic_store_explicit(&shoal_tls.served_ns, 0, memory_order_relaxed);
-    for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
-        if (atomic_load(&s->parked)) wake(s);
+    atomic_store(&shoal_tls.served_ns, 0); /* before unpark_all reads parked */
+    unpark_all();
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
