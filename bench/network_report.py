@@ -96,6 +96,25 @@ def table(med, units, setup):
     return lines
 
 
+def floor_line(med, setup):
+    """The same run's exchanges over plain TCP (bench/tcp_floor.c), set
+    against the barrier target: below the floor, no library can meet it."""
+    f = {k: med.get((setup, "floor", "tcp_" + k, 64)) for k in ("pingpong", "round_trip", "exchange")}
+    if f["exchange"] is None:
+        return []
+    line = (f"Floor of this run over plain TCP, no library and no encryption (bench/tcp_floor.c, 64-byte"
+            f" messages, the receiver polling): ping-pong {fmt(f['pingpong'])} us (half a round trip),"
+            f" round trip {fmt(f['round_trip'])} us (the least a get or fetch_add waits), exchange"
+            f" {fmt(f['exchange'])} us (both send, then receive: the least one round of a 2-member"
+            f" barrier costs).")
+    peer = med.get((setup, PEER, "barrier_all", 0))
+    if peer:
+        half = peer * TARGET["sync"][1]
+        where = "below" if half < f["exchange"] else "above"
+        line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
+    return [line, ""]
+
+
 def extra_lock_lines(med, units):
     """Lock figures the probe printed beyond the two in the table (a lock
     probe may report round trips per uncontended acquisition)."""
@@ -209,6 +228,7 @@ def main():
                f" ofi {n_ok['shoal-ofi']} of {n_all['shoal-ofi']}.", ""]
         md += table(med, units, setup)
         md.append("")
+        md += floor_line(med, setup)
     lock = extra_lock_lines(med, units)
     if lock:
         md += ["## Lock probe, other figures", ""] + lock + [""]

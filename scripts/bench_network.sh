@@ -19,7 +19,9 @@
 # Figures: put 8 B + quiet, get 8 B, fetch_add, ping-pong (p + wait_until),
 # lock (set_lock + clear_lock uncontended and with 2 PEs contending),
 # barrier_all, sum_to_all 8 B, fcollect64 8 B, broadcast64 1 MiB, put and
-# get bandwidth 1 MiB (windows of 64 nbi, then quiet).
+# get bandwidth 1 MiB (windows of 64 nbi, then quiet). Beside them, in each
+# setup, bench/tcp_floor.c: the same exchanges over plain TCP between two
+# processes with no library and no encryption, the floor of that run.
 #
 # Settings (environment): RUNS=3 alternations (the report takes the median
 # over them; each probe is itself the median of 3 runs inside the program),
@@ -81,6 +83,8 @@ fi
 nice cmake --build "$build" -j2 --target oshrun bench_rma bench_p2p bench_coll >"$build/bench-build.log" 2>&1 ||
     { tail -n 20 "$build/bench-build.log"; echo "bench_network.sh: build failed ($build/bench-build.log)" >&2; exit 1; }
 progs="rma p2p coll"
+cc -O2 -std=c11 -o "$build/tcp_floor" "$root/bench/tcp_floor.c" >>"$build/bench-build.log" 2>&1 ||
+    { echo "bench_network.sh: bench/tcp_floor.c does not build ($build/bench-build.log)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/shoal-bench-network.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT # hosts.sh takes the trap over (and the removal) below
 # Every launch's output stays in the build folder for a look afterwards.
@@ -226,6 +230,21 @@ run_probe() {
     record "$setup" "$lib" "$rep" "$log"
 }
 
+# run_floor SETUP REP: bench/tcp_floor.c's exchanges, recorded as "floor".
+run_floor() {
+    local log=$logs/$1-floor-$2 rc=0
+    case $1 in
+    lo) timeout 120 "$build/tcp_floor" >"$log" 2>&1 || rc=$? ;;
+    *)
+        hosts_spawn 1 timeout 120 "$build/tcp_floor" --listen $((PORT + 50)) >/dev/null 2>&1
+        local listener=$HOSTS_PID
+        hosts_run 0 timeout 120 "$build/tcp_floor" --connect "$(hosts_addr 1)" $((PORT + 50)) >"$log" 2>&1 || rc=$?
+        wait "$listener" || rc=$? ;;
+    esac
+    [ $rc = 0 ] || echo "   tcp_floor ($1) exited $rc"
+    record "$1" floor "$2" "$log"
+}
+
 # The libraries alternate: each probe starts with the next library in turn,
 # so that a change of load hurts them alike.
 start=$(date +%s)
@@ -244,6 +263,7 @@ for ((rep = 1; rep <= RUNS; rep++)); do
             turn=$((turn + 1))
             for lib in $order; do run_probe "$setup" "$lib" "$rep" "$spec"; done
         done
+        run_floor "$setup" "$rep"
     done
 done
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$env_txt"

@@ -1,0 +1,174 @@
+/* tcp_floor.c: what an exchange over TCP costs here with no library and no
+ * encryption: two processes, one connection with TCP_NODELAY, 64-byte
+ * messages, each received by polling the socket (poll with no timeout) as
+ * a spinning wait would. scripts/bench_network.sh runs it beside the
+ * libraries so their figures can be set against the floor of the same run.
+ *   tcp_floor                      both ends on 127.0.0.1 (fork)
+ *   tcp_floor --listen PORT        one end, in one network namespace ...
+ *   tcp_floor --connect ADDR PORT  ... and the other, which prints
+ * Prints, as the bench/ probes do (figure,size,pes,value,unit; the median
+ * of 3 timed runs):
+ *   tcp_pingpong   half a round trip: one side sends, the other answers
+ *   tcp_round_trip a whole round trip (what a get or fetch_add must wait)
+ *   tcp_exchange   both sides send, then each receives the other's: the
+ *                  least one round of a 2-member barrier costs */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { RUNS = 3, MSG = 64 };
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static void send_msg(int fd, const char *buf)
+{
+    size_t done = 0;
+    while (done < MSG) {
+        ssize_t n = send(fd, buf + done, MSG - done, MSG_NOSIGNAL);
+        if (n <= 0) die("tcp_floor: send");
+        done += (size_t)n;
+    }
+}
+
+static void recv_msg(int fd, char *buf)
+{
+    size_t done = 0;
+    while (done < MSG) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 0) <= 0) continue; /* spin, as a waiting PE does */
+        ssize_t n = recv(fd, buf + done, MSG - done, 0);
+        if (n <= 0) die("tcp_floor: recv");
+        done += (size_t)n;
+    }
+}
+
+/* One timed run of iters exchanges of kind; the first side (first = 1)
+ * starts ping-pongs and round trips. Returns us per exchange. */
+static double run(int fd, int first, const char *kind, long iters)
+{
+    char buf[MSG];
+    memset(buf, first, sizeof buf);
+    const double t = now_us();
+    for (long i = 0; i < iters; i++) {
+        if (!strcmp(kind, "tcp_exchange")) {
+            send_msg(fd, buf);
+            recv_msg(fd, buf);
+        } else if (first) {
+            send_msg(fd, buf);
+            recv_msg(fd, buf);
+        } else {
+            recv_msg(fd, buf);
+            send_msg(fd, buf);
+        }
+    }
+    const double per = (now_us() - t) / (double)iters;
+    return !strcmp(kind, "tcp_pingpong") ? per / 2 : per;
+}
+
+static void measure(int fd, int first, int report, long iters)
+{
+    static const char *const kinds[] = {"tcp_pingpong", "tcp_round_trip", "tcp_exchange"};
+    const int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("tcp_floor: TCP_NODELAY");
+    if (report) printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        double v[RUNS];
+        run(fd, first, kinds[k], iters / 4 + 1); /* warm-up */
+        for (int r = 0; r < RUNS; r++) v[r] = run(fd, first, kinds[k], iters);
+        qsort(v, RUNS, sizeof v[0], cmp_double);
+        if (report) printf("%s,%d,2,%.4g,us\n", kinds[k], MSG, v[RUNS / 2]);
+    }
+}
+
+static int listen_on(int port, struct sockaddr_in *addr)
+{
+    const int one = 1;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    if (ls < 0) die("tcp_floor: socket");
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    *addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr->sin_addr.s_addr = htonl(port ? INADDR_ANY : INADDR_LOOPBACK);
+    socklen_t len = sizeof *addr;
+    if (bind(ls, (struct sockaddr *)addr, len) != 0 || listen(ls, 1) != 0 ||
+        getsockname(ls, (struct sockaddr *)addr, &len) != 0)
+        die("tcp_floor: listen");
+    return ls;
+}
+
+static int connect_to(const struct sockaddr_in *addr)
+{
+    for (int tries = 0; tries < 500; tries++) { /* the listener may start later */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) die("tcp_floor: socket");
+        if (connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0) return fd;
+        close(fd);
+        usleep(10000);
+    }
+    die("tcp_floor: connect");
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    const long iters = getenv("TCP_FLOOR_ITERS") ? atol(getenv("TCP_FLOOR_ITERS")) : 20000;
+    struct sockaddr_in addr;
+    if (argc == 3 && !strcmp(argv[1], "--listen")) {
+        int ls = listen_on(atoi(argv[2]), &addr), fd = accept(ls, NULL, NULL);
+        if (fd < 0) die("tcp_floor: accept");
+        measure(fd, 0, 0, iters);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "--connect")) {
+        addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
+        if (inet_pton(AF_INET, argv[2], &addr.sin_addr) != 1) {
+            fprintf(stderr, "tcp_floor: not an IPv4 address: %s\n", argv[2]);
+            return 2;
+        }
+        measure(connect_to(&addr), 1, 1, iters);
+        return 0;
+    }
+    if (argc != 1 || iters <= 0) {
+        fprintf(stderr, "usage: tcp_floor [--listen PORT | --connect ADDR PORT]\n");
+        return 2;
+    }
+    int ls = listen_on(0, &addr);
+    pid_t child = fork();
+    if (child < 0) die("tcp_floor: fork");
+    if (child == 0) {
+        close(ls);
+        measure(connect_to(&addr), 0, 0, iters);
+        _exit(0);
+    }
+    int fd = accept(ls, NULL, NULL);
+    if (fd < 0) die("tcp_floor: accept");
+    measure(fd, 1, 1, iters);
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
