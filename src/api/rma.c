@@ -28,6 +28,14 @@ static void transfer_error(const char *call, int pe, shoal_status_t st)
     shoal_api_fail(call, "transfer to PE %d failed: %s", pe, shoal_status_str(st));
 }
 
+int shoal_api_put_dest(const char *call, void *dest, const void *source, size_t bytes, int pe, size_t *off)
+{
+    int seg = shoal_check_symmetric(call, "dest", dest, bytes, off);
+    shoal_check_writable(call, "dest", dest, seg, *off, bytes, pe);
+    shoal_check_local(call, "source", source, bytes);
+    return seg;
+}
+
 void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                    const char *call)
 {
@@ -45,9 +53,7 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
         return;
     }
 #endif
-    int seg = shoal_check_symmetric(call, "dest", dest, bytes, &off);
-    shoal_check_writable(call, "dest", dest, seg, off, bytes, pe);
-    shoal_check_local(call, "source", source, bytes);
+    int seg = shoal_api_put_dest(call, dest, source, bytes, pe, &off);
     char *remote = shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         memcpy(remote, source, bytes);

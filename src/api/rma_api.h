@@ -13,6 +13,9 @@ void shoal_api_put(shmem_ctx_t ctx, void *dest, const void *source, size_t nelem
                    const char *call);
 void shoal_api_get(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem, int pe,
                    const char *call);
+/* The checks of a put of bytes (> 0) from source to dest on world PE pe;
+ * returns dest's segment and sets *off to its offset. */
+int shoal_api_put_dest(const char *call, void *dest, const void *source, size_t bytes, int pe, size_t *off);
 void shoal_api_put_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,
                        int pe, const char *call);
 void shoal_api_get_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,

@@ -8,6 +8,9 @@
 #include "observe/blocked.h"
 #include "api/rma_api.h"
 #include "api/signal_api.h"
+#ifdef SHOAL_HAVE_CUDA
+#include "cuda/gpu_rma.h"
+#endif
 #include "observe/observe.h"
 #include "sync/backoff.h"
 #include "sync/wait.h"
@@ -24,14 +27,21 @@ static void check_sig_op(const char *call, int sig_op)
                        SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD);
 }
 
+/* The checks of the signal word on world PE pe; its segment and offset. */
+static int signal_word(const char *call, uint64_t *sig_addr, int pe, size_t *off)
+{
+    int seg = shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, off);
+    shoal_check_writable(call, "sig_addr", sig_addr, seg, *off, sizeof *sig_addr, pe);
+    if (SHOAL_UNLIKELY((uintptr_t)sig_addr % sizeof *sig_addr))
+        shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
+    return seg;
+}
+
 /* pe is a world PE (already translated from the context's team). */
 static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     size_t off;
-    int seg = shoal_check_symmetric(call, "sig_addr", sig_addr, sizeof *sig_addr, &off);
-    shoal_check_writable(call, "sig_addr", sig_addr, seg, off, sizeof *sig_addr, pe);
-    if (SHOAL_UNLIKELY((uintptr_t)sig_addr % sizeof *sig_addr))
-        shoal_api_fail(call, "sig_addr %p is not 8-byte aligned", (void *)sig_addr);
+    int seg = signal_word(call, sig_addr, pe, &off);
     uint64_t *remote = shoal_rt.amo_fabric ? NULL : shoal_route_direct(seg, off, pe);
     if (SHOAL_LIKELY(remote != NULL)) {
         /* The trace's flow arrow is keyed by what the word holds after the
@@ -54,6 +64,33 @@ static void signal_update(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr,
     if (sig_op == SHMEM_SIGNAL_SET) SHOAL_OBS_SIGNAL_SENT(pe, seg, off, signal); /* an add's result is unknown here */
 }
 
+/* A peer reached through a transport that carries a put and its signal in
+ * one message (tls): one request where a put and an atomic would be two,
+ * each a system call and a record. Observed runs (SHMEM_STATS, traces,
+ * profiling) keep the separate put, whose own event they record. Returns 0
+ * where this does not apply. */
+static int put_signal_fused(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,
+                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *call)
+{
+    const struct shoal_transport_ops *t = shoal_rt.transport;
+    if (!t->put_signal || shoal_rt.peers[pe].direct || !__atomic_load_n(&shoal_rt.plain_calls, __ATOMIC_RELAXED))
+        return 0;
+    const size_t bytes = shoal_check_bytes(call, nelems, elem);
+    if (!bytes) return 0;
+#ifdef SHOAL_HAVE_CUDA
+    if (shoal_gpu_heap_has(dest)) return 0;
+#endif
+    size_t off, sig_off;
+    const int seg = shoal_api_put_dest(call, dest, source, bytes, pe, &off);
+    const int sig_seg = signal_word(call, sig_addr, pe, &sig_off);
+    shoal_status_t st = t->put_signal(ctx->tctx, 1, pe, (enum shoal_segment_id)seg, off, source, bytes,
+                                      (enum shoal_segment_id)sig_seg, sig_off,
+                                      sig_op == SHMEM_SIGNAL_SET ? SHOAL_AMO_SET : SHOAL_AMO_ADD, signal);
+    if (st != SHOAL_OK) shoal_api_fail(call, "put with signal to PE %d failed: %s", pe, shoal_status_str(st));
+    if (sig_op == SHMEM_SIGNAL_SET) SHOAL_OBS_SIGNAL_SENT(pe, sig_seg, sig_off, signal);
+    return 1;
+}
+
 void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t elem,
                           uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *call)
 {
@@ -61,6 +98,7 @@ void shoal_api_put_signal(shmem_ctx_t ctx, void *dest, const void *source, size_
     shoal_check_init(call);
     const int world_pe = shoal_check_ctx_pe(call, ctx, pe);
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_SIGNAL, call, world_pe, (uint64_t)nelems * elem);
+    if (put_signal_fused(ctx, dest, source, nelems, elem, sig_addr, signal, sig_op, world_pe, call)) return;
     shoal_api_put(ctx, dest, source, nelems, elem, pe, call);
     /* Through the fabric the signal may overtake the data unless fenced. */
     if (nelems * elem >= SIGNAL_FENCE_BYTES || !shoal_rt.peers[world_pe].direct || shoal_rt.amo_fabric)

@@ -59,8 +59,9 @@ static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, i
     if (bytes && t->put_signal && !shoal_rt.peers[pe].direct) {
         /* Data and tag in one message where the transport can. */
         t->fence(NULL);
-        shoal_status_t st = t->put_signal(pe, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data, bytes,
-                                          SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), SHOAL_AMO_SET, tag);
+        shoal_status_t st = t->put_signal(NULL, 0, pe, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data,
+                                          bytes, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), SHOAL_AMO_SET,
+                                          tag);
         if (st != SHOAL_OK) shoal_word_fail("sending a collective's line", pe, st);
         return st;
     }

@@ -90,12 +90,14 @@ struct shoal_transport_ops {
      * where the transport has nothing to save: callers use amo. */
     shoal_status_t (*signal)(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
                              uint64_t operand);
-    /* A put of len bytes, then a signal (as above) on the word at
-     * (sig_seg, sig_offset), in one message where the transport can: a
-     * collective's data and its flag. NULL: callers use put and signal. */
-    shoal_status_t (*put_signal)(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                                 enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
-                                 uint64_t operand);
+    /* A put of len bytes, then a SET or ADD of the word at (sig_seg,
+     * sig_offset), in one message. With counted, on ctx and completed by
+     * quiet like a put (shmem_put_signal); without, on the default context
+     * and uncounted like signal (a collective's data and its flag). NULL:
+     * callers use put, then signal or amo. */
+    shoal_status_t (*put_signal)(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg, size_t offset,
+                                 const void *src, size_t len, enum shoal_segment_id sig_seg, size_t sig_offset,
+                                 enum shoal_amo_op op, uint64_t operand);
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);

@@ -50,12 +50,13 @@ static shoal_status_t signal_(int pe, enum shoal_segment_id s, size_t o, enum sh
     c.amo++;
     return real->signal(pe, s, o, op, v);
 }
-static shoal_status_t put_signal(int pe, enum shoal_segment_id s, size_t o, const void *src, size_t n,
-                                 enum shoal_segment_id ss, size_t so, enum shoal_amo_op op, uint64_t v)
+static shoal_status_t put_signal(shoal_tctx_t *x, int counted, int pe, enum shoal_segment_id s, size_t o,
+                                 const void *src, size_t n, enum shoal_segment_id ss, size_t so, enum shoal_amo_op op,
+                                 uint64_t v)
 {
     c.put++;
     c.amo++;
-    return real->put_signal(pe, s, o, src, n, ss, so, op, v);
+    return real->put_signal(x, counted, pe, s, o, src, n, ss, so, op, v);
 }
 static void fence(shoal_tctx_t *x)
 {

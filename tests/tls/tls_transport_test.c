@@ -114,7 +114,8 @@ static void test_signals(void)
     for (int pe = 0; pe < npes; pe++) {
         const size_t flags = SIG_OFF + (size_t)me * 64, text = SIG_OFF + (size_t)(npes + me) * 64;
         const uint64_t word = 0x5100000000000000ull | (uint64_t)me;
-        must(T->put_signal(pe, SHOAL_SEG_HEAP, text, &word, sizeof word, SHOAL_SEG_HEAP, flags, SHOAL_AMO_SET, 5),
+        must(T->put_signal(NULL, 0, pe, SHOAL_SEG_HEAP, text, &word, sizeof word, SHOAL_SEG_HEAP, flags,
+                           SHOAL_AMO_SET, 5),
              "put_signal");
         must(T->signal(pe, SHOAL_SEG_HEAP, flags + 8, SHOAL_AMO_ADD, 3), "signal");
         must(T->signal(pe, SHOAL_SEG_HEAP, flags + 8, SHOAL_AMO_ADD, 4), "signal");
@@ -133,14 +134,49 @@ static void test_signals(void)
     barrier();
 }
 
+/* shmem_put_signal's form: a counted put_signal on a context of its own,
+ * 3 KiB of data and an ADD, to every PE. The quiet on that context alone
+ * must cover it: right after it and a barrier, every target holds the data
+ * and the summed flag, with no waiting. */
+static void test_counted_put_signal(shoal_tctx_t *ctx)
+{
+    enum { BYTES = 3072 };
+    const size_t flags = SIG_OFF, text = SIG_OFF + 64;
+    memset(heap.base + SIG_OFF, 0, 64 + (size_t)npes * BYTES);
+    barrier();
+    unsigned char src[BYTES];
+    for (size_t i = 0; i < BYTES; i++) src[i] = pattern(me, i);
+    for (int pe = 0; pe < npes; pe++)
+        must(T->put_signal(ctx, 1, pe, SHOAL_SEG_HEAP, text + (size_t)me * BYTES, src, BYTES, SHOAL_SEG_HEAP, flags,
+                           SHOAL_AMO_ADD, (uint64_t)me + 1),
+             "counted put_signal");
+    T->quiet(ctx);
+    barrier();
+    const uint64_t flag = __atomic_load_n((const uint64_t *)(heap.base + flags), __ATOMIC_ACQUIRE);
+    CHECK_MSG(flag == (uint64_t)npes * (uint64_t)(npes + 1) / 2, "counted put_signals added up to %llu after quiet",
+              (unsigned long long)flag);
+    for (int from = 0; from < npes; from++) {
+        const unsigned char *got = (const unsigned char *)heap.base + text + (size_t)from * BYTES;
+        size_t bad = 0;
+        for (size_t i = 0; i < BYTES; i++) bad += got[i] != pattern(from, i);
+        CHECK_MSG(bad == 0, "counted put_signal from PE %d: %zu bytes wrong after quiet", from, bad);
+    }
+    barrier();
+}
+
 /* PE 0 sends what the API would never let through; PE 1 must refuse it,
- * with a line naming it and PE 1. */
-static void expect_refused(int is_put, enum shoal_segment_id seg, size_t off, const char *want)
+ * with a line naming it and PE 1. kind: 0 an atomic, 1 a put, 2 a counted
+ * put_signal whose flag is at (seg, off). */
+static void expect_refused(int kind, enum shoal_segment_id seg, size_t off, const char *want)
 {
     uint64_t word = 0xa5a5a5a5a5a5a5a5ull, old;
     shoal_tctx_t *ctx = NULL; /* abandoned: the fatal leaves its stream locked */
     must(T->ctx_create(&ctx), "ctx_create");
-    if (is_put)
+    if (kind == 2)
+        EXPECT_FATAL((T->put_signal(ctx, 1, 1, SHOAL_SEG_HEAP, AMO_OFF, &word, sizeof word, seg, off, SHOAL_AMO_SET, 1),
+                      T->quiet(ctx)),
+                     want, 1);
+    else if (kind == 1)
         EXPECT_FATAL((T->put(ctx, 1, seg, off, &word, sizeof word), T->quiet(ctx)), want, 1);
     else
         EXPECT_FATAL(T->amo(ctx, 1, seg, off, 8, SHOAL_AMO_ADD, 1, 0, &old), want, 1);
@@ -152,6 +188,7 @@ static void test_refusals(void)
         expect_refused(1, SHOAL_SEG_DATA, PAGE + 8, "read-only");        /* into the read-only span */
         expect_refused(1, SHOAL_SEG_HEAP, heap.size - 4, "outside");      /* past the heap's end */
         expect_refused(0, SHOAL_SEG_DATA, DATA_SIZE, "outside");          /* past the data's end */
+        expect_refused(2, SHOAL_SEG_DATA, PAGE + 8, "read-only");        /* a counted put_signal's flag */
         unsigned char back[64];
         must(T->get(NULL, 1, SHOAL_SEG_DATA, PAGE, back, sizeof back), "get from the read-only span");
         size_t bad = 0;
@@ -196,6 +233,7 @@ int main(void)
     test_put_get(NULL, 4 * MiB);
     test_amo();
     test_signals();
+    test_counted_put_signal(ctx2);
     if (npes >= 2) test_refusals();
     T->ctx_destroy(ctx2);
     barrier();

@@ -242,9 +242,9 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
                              enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
 shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
                                 uint64_t operand);
-shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                                    enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
-                                    uint64_t operand);
+shoal_status_t shoal_tls_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg, size_t offset,
+                                    const void *src, size_t len, enum shoal_segment_id sig_seg, size_t sig_offset,
+                                    enum shoal_amo_op op, uint64_t operand);
 void shoal_tls_fence(shoal_tctx_t *ctx);
 void shoal_tls_quiet(shoal_tctx_t *ctx);
 

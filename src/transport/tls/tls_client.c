@@ -294,15 +294,24 @@ shoal_status_t shoal_tls_signal(int pe, enum shoal_segment_id seg, size_t offset
     return send_uncounted(pe, &q, NULL, 0, "a signal");
 }
 
-/* A put and a signal in one request (and, up to SMALL_PUT, one record). */
-shoal_status_t shoal_tls_put_signal(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                                    enum shoal_segment_id sig_seg, size_t sig_offset, enum shoal_amo_op op,
-                                    uint64_t operand)
+/* A put and a signal in one request (and, up to SMALL_PUT, one record):
+ * uncounted for a collective's line, counted on ctx for shmem_put_signal,
+ * whose quiet must cover it like a put. */
+shoal_status_t shoal_tls_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg, size_t offset,
+                                    const void *src, size_t len, enum shoal_segment_id sig_seg, size_t sig_offset,
+                                    enum shoal_amo_op op, uint64_t operand)
 {
     const struct shoal_tls_req q = {.op = SHOAL_TLS_PUT_SIGNAL, .seg = (uint8_t)seg, .elem = (uint8_t)sig_seg,
-                                    .amo_op = (uint8_t)op, .uncounted = 1, .offset = offset, .len = len,
+                                    .amo_op = (uint8_t)op, .uncounted = !counted, .offset = offset, .len = len,
                                     .operand = operand, .cond = sig_offset};
-    return send_uncounted(pe, &q, src, len, "a put with a signal");
+    if (!counted) return send_uncounted(pe, &q, src, len, "a put with a signal");
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
+    send_request(c, &q, src, len, "a put with a signal", pe);
+    sent_unanswered(c, "a put with a signal", pe);
+    unlock_stream(c, &g);
+    shoal_tls_pay_acks();
+    return SHOAL_OK;
 }
 
 /* One stream is applied in order by one thread at the target: nothing to
