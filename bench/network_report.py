@@ -99,12 +99,12 @@ def table(med, units, setup):
 def floor_line(med, setup):
     """The same run's exchanges over plain TCP (bench/tcp_floor.c), set
     against the barrier target: below the floor, no library can meet it."""
-    f = {k: med.get((setup, "floor", "tcp_" + k, 64)) for k in ("pingpong", "round_trip", "exchange")}
-    if f["exchange"] is None:
+    f = {k: med.get((setup, "floor", "tcp_" + k, 64)) for k in ("pingpong", "exchange")}
+    if f["exchange"] is None or f["pingpong"] is None:
         return []
     line = (f"Floor of this run over plain TCP, no library and no encryption (bench/tcp_floor.c, 64-byte"
-            f" messages, the receiver polling): ping-pong {fmt(f['pingpong'])} us (half a round trip),"
-            f" round trip {fmt(f['round_trip'])} us (the least a get or fetch_add waits), exchange"
+            f" messages, the receiver spinning on a non-blocking recv): ping-pong {fmt(f['pingpong'])} us"
+            f" (half a round trip; a get or fetch_add waits at least twice that), exchange"
             f" {fmt(f['exchange'])} us (both send, then receive: the least one round of a 2-member"
             f" barrier costs).")
     peer = med.get((setup, PEER, "barrier_all", 0))

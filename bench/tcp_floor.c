@@ -1,7 +1,7 @@
 /* tcp_floor.c: what an exchange over TCP costs here with no library and no
  * encryption: two processes, one connection with TCP_NODELAY, 64-byte
- * messages, each received by polling the socket (poll with no timeout) as
- * a spinning wait would. scripts/bench_network.sh runs it beside the
+ * messages, each received by spinning on a non-blocking recv, as a
+ * spinning wait would, with the fewest system calls. scripts/bench_network.sh runs it beside the
  * libraries so their figures can be set against the floor of the same run.
  *   tcp_floor                      both ends on 127.0.0.1 (fork)
  *   tcp_floor --listen PORT        one end, in one network namespace ...
@@ -9,14 +9,14 @@
  * Prints, as the bench/ probes do (figure,size,pes,value,unit; the median
  * of 3 timed runs):
  *   tcp_pingpong   half a round trip: one side sends, the other answers
- *   tcp_round_trip a whole round trip (what a get or fetch_add must wait)
+ *                  (a get or fetch_add waits at least a whole one)
  *   tcp_exchange   both sides send, then each receives the other's: the
  *                  least one round of a 2-member barrier costs */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,16 +60,17 @@ static void recv_msg(int fd, char *buf)
 {
     size_t done = 0;
     while (done < MSG) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 0) <= 0) continue; /* spin, as a waiting PE does */
-        ssize_t n = recv(fd, buf + done, MSG - done, 0);
+        /* Spin on a non-blocking receive: one system call per look, the
+         * least any polling receiver pays. */
+        ssize_t n = recv(fd, buf + done, MSG - done, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         if (n <= 0) die("tcp_floor: recv");
         done += (size_t)n;
     }
 }
 
 /* One timed run of iters exchanges of kind; the first side (first = 1)
- * starts ping-pongs and round trips. Returns us per exchange. */
+ * starts ping-pongs. Returns us per exchange (per half round trip). */
 static double run(int fd, int first, const char *kind, long iters)
 {
     char buf[MSG];
@@ -93,7 +94,7 @@ static double run(int fd, int first, const char *kind, long iters)
 
 static void measure(int fd, int first, int report, long iters)
 {
-    static const char *const kinds[] = {"tcp_pingpong", "tcp_round_trip", "tcp_exchange"};
+    static const char *const kinds[] = {"tcp_pingpong", "tcp_exchange"};
     const int one = 1;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("tcp_floor: TCP_NODELAY");
     if (report) printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);
