@@ -216,18 +216,26 @@ static void sent_unanswered(struct shoal_tls_conn *c, const char *what, int pe)
     if (++c->unread >= UNREAD_MAX) read_acks(c, what, pe);
 }
 
+/* Sends a counted request that has no answer (a put, with or without a
+ * signal) on ctx's stream to pe; quiet waits for its acknowledgement. */
+static shoal_status_t send_counted(shoal_tctx_t *ctx, int pe, const struct shoal_tls_req *q, const void *data,
+                                   size_t len, const char *what)
+{
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
+    send_request(c, q, data, len, what, pe);
+    sent_unanswered(c, what, pe);
+    unlock_stream(c, &g);
+    shoal_tls_pay_acks();
+    return SHOAL_OK;
+}
+
 shoal_status_t shoal_tls_put(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, const void *src,
                              size_t len)
 {
     if (!len) return SHOAL_OK;
     struct shoal_tls_req q = {.op = SHOAL_TLS_PUT, .seg = (uint8_t)seg, .offset = offset, .len = len};
-    struct pipe_guard g;
-    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
-    send_request(c, &q, src, len, "put", pe);
-    sent_unanswered(c, "put", pe);
-    unlock_stream(c, &g);
-    shoal_tls_pay_acks();
-    return SHOAL_OK;
+    return send_counted(ctx, pe, &q, src, len, "put");
 }
 
 shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
@@ -304,14 +312,8 @@ shoal_status_t shoal_tls_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum
     const struct shoal_tls_req q = {.op = SHOAL_TLS_PUT_SIGNAL, .seg = (uint8_t)seg, .elem = (uint8_t)sig_seg,
                                     .amo_op = (uint8_t)op, .uncounted = !counted, .offset = offset, .len = len,
                                     .operand = operand, .cond = sig_offset};
-    if (!counted) return send_uncounted(pe, &q, src, len, "a put with a signal");
-    struct pipe_guard g;
-    struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
-    send_request(c, &q, src, len, "a put with a signal", pe);
-    sent_unanswered(c, "a put with a signal", pe);
-    unlock_stream(c, &g);
-    shoal_tls_pay_acks();
-    return SHOAL_OK;
+    return counted ? send_counted(ctx, pe, &q, src, len, "a put with a signal")
+                   : send_uncounted(pe, &q, src, len, "a put with a signal");
 }
 
 /* One stream is applied in order by one thread at the target: nothing to
