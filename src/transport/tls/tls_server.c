@@ -630,6 +630,7 @@ void shoal_tls_server_stop(void)
         pthread_join(shoal_tls.acceptor, NULL);
         shoal_tls.acceptor_started = 0;
     }
+    shoal_tls_serve_release(); /* parked threads see their streams end now, not at the lease's */
     pthread_mutex_lock(&shoal_tls.serve_lock);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
         if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
