@@ -52,10 +52,9 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     shoal_tls.setup = setup;
     shoal_tls.my_pe = setup->my_pe;
     shoal_tls.n_pes = setup->n_pes;
-    /* Readers poll 50 us before they block; where PEs outnumber cores they
-     * yield between polls, so the PE being waited for gets the core. */
+    /* Where PEs outnumber cores readers yield between their polls
+     * (tls_ssl.c), so the PE being waited for gets the core. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    shoal_tls.spin_s = 50e-6;
     shoal_tls.spin_yields = setup->machine_pes > cores;
     atomic_init(&shoal_tls.stopping, 0);
     atomic_init(&shoal_tls.handshakes, 0);

@@ -105,8 +105,7 @@ struct shoal_tls {
      * the sink that sends with MSG_NOSIGNAL); while there are none, nobody
      * blocks the signal around requests (three system calls each). */
     atomic_int sigpipe_streams;
-    double spin_s;        /* how long a reader polls before it blocks (0: never) */
-    int spin_yields;      /* PEs outnumber cores: yield between those polls */
+    int spin_yields;      /* PEs outnumber cores: readers yield between their polls */
     int listen_fd;
     pthread_t acceptor;
     int acceptor_started;
@@ -208,7 +207,7 @@ int shoal_tls_write(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_write_more(SSL *ssl, const void *buf, size_t len);
 int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
-/* Polls fd a little while (shoal_tls.spin_s) before a read would block;
+/* Polls fd a little while (AWAIT_SPIN_S, tls_ssl.c) before a read would block;
  * returns at once if ssl (when not NULL) holds data already; with serve,
  * applies peers' requests meanwhile (shoal_tls_serve). Returns 1 when
  * there is something to read (or the stream ended), 0 when it gave up. */

@@ -273,10 +273,11 @@ static void wake(struct shoal_tls_server *s)
     if (write(s->wake_fd, &one, sizeof one) < 0) shoal_debug("tls", "eventfd: %s", strerror(errno));
 }
 
-/* The lease ended early: parked threads return to their sockets. Called
+/* Ends the lease early: parked threads return to their sockets. Called
  * with serve_lock held. */
-static void unpark_all(void)
+static void end_lease(void)
 {
+    atomic_store(&shoal_tls.served_ns, 0); /* before parked is read */
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next)
         if (atomic_load(&s->parked)) wake(s);
 }
@@ -326,7 +327,7 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
 static long long lease_left(long long park_ns)
 {
     /* Sequentially consistent with the store of parked before it and with
-     * an ending lease's store before it looks at parked (unpark_all): one
+     * an ending lease's store before it looks at parked (end_lease): one
      * of the two sees the other, so no thread sleeps through an end. */
     long long t = atomic_load(&shoal_tls.served_ns);
     if (!t) return 0;
@@ -367,19 +368,18 @@ static void *serve_stream(void *arg)
                  * A lease renewed meanwhile sends us back to sleep without
                  * touching the stream the waiter is applying. */
                 atomic_store(&s->polling, 0); /* the timeout brings us back */
-                int r;
-                do {
+                int r = 0;
+                for (;;) {
                     atomic_store(&s->parked, 1);
-                    if (!(left = lease_left(park_ns))) {
-                        r = 0;
-                    } else {
+                    if ((left = lease_left(park_ns))) {
                         struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
                         struct pollfd p = {.fd = s->wake_fd, .events = POLLIN};
                         r = ppoll(&p, 1, &ts, NULL);
                     }
                     atomic_store(&s->parked, 0);
-                    if (park_ns < LEASE_MAX_NS) park_ns = park_ns * 2 < LEASE_MAX_NS ? park_ns * 2 : LEASE_MAX_NS;
-                } while (r == 0 && left && (left = lease_left(park_ns)) > 0);
+                    if (!left || r != 0) break;
+                    park_ns = park_ns * 2 < LEASE_MAX_NS ? park_ns * 2 : LEASE_MAX_NS;
+                }
                 uint64_t count;
                 if (r > 0 && read(s->wake_fd, &count, sizeof count) < 0)
                     shoal_debug("tls", "eventfd: %s", strerror(errno));
@@ -425,12 +425,10 @@ void shoal_tls_serve(int gets, int spinning)
      * leaves its streams' threads asleep on their sockets, where nothing
      * wakes them, rather than parked on a timer that does. */
     const int leased = spinning && now - last_applied < ACTIVE_NS;
-    if (!leased && atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) {
-        atomic_store(&shoal_tls.served_ns, 0); /* before unpark_all reads parked */
-        unpark_all();
-    } else if (leased) {
+    if (leased)
         atomic_store_explicit(&shoal_tls.served_ns, now, memory_order_relaxed);
-    }
+    else if (atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed))
+        end_lease();
     uint64_t applied = 0;
     /* Streams are published under serve_lock after their handshake counted
      * them: a stream below whose writes may raise SIGPIPE is counted here. */
@@ -499,8 +497,7 @@ void shoal_tls_serve_release(void)
 {
     if (!atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) return;
     pthread_mutex_lock(&shoal_tls.serve_lock);
-    atomic_store(&shoal_tls.served_ns, 0); /* before unpark_all reads parked */
-    unpark_all();
+    end_lease();
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 

@@ -35,6 +35,8 @@ static const unsigned char psk_identity[] = "shoal-transport-psk-v1";
 #define READ_BUFFER ((size_t)256 * 1024)
 /* Encrypted records gathered before one write to the socket. */
 #define WRITE_BUFFER (256 * 1024)
+/* How long a reader polls its socket before it blocks (shoal_tls_await). */
+#define AWAIT_SPIN_S 50e-6
 
 static void load(void)
 {
@@ -366,7 +368,7 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
 
 /* Waking a thread that blocked in read costs tens of microseconds on an
  * idle core, as long as an answer takes to come; so a reader polls the
- * socket for up to spin_s first, as fabric waits poll their completion
+ * socket for up to AWAIT_SPIN_S first, as fabric waits poll their completion
  * queues. Where PEs outnumber cores it yields between polls: blocking at
  * once there made every answer wait for a wake-up (fetch_add between 2
  * namespace hosts of 2 PEs on 2 cores, 2 of them idle: 100-109 us, polling
@@ -389,11 +391,7 @@ int shoal_tls_readable(int fd)
 int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
     if (ssl && L.has_pending(ssl)) return 1;
-    if (!shoal_tls.spin_s) {
-        if (serve) shoal_tls_serve_release();
-        return 0;
-    }
-    const double end = shoal_tls_now() + shoal_tls.spin_s;
+    const double end = shoal_tls_now() + AWAIT_SPIN_S;
     for (;;) {
         if (shoal_tls_readable(fd)) return 1;
         if (serve) shoal_tls_serve(0, 1);
