@@ -121,6 +121,11 @@ struct shoal_tls {
      * ns; 0: none lately): server threads leave their streams to it
      * meanwhile rather than wake for each request and fight it for a core. */
     atomic_llong served_ns;
+    /* When any thread of this PE last applied a peer's request (ns): a
+     * spinning wait takes the lease only while requests come. Applies by
+     * the streams' threads count too, or once they won the race for a
+     * request the waiter would never take the lease back. */
+    atomic_llong applied_ns;
     atomic_int acks_owed; /* some stream's ACK was left by a wait (tls_server.c) */
 };
 

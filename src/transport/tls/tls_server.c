@@ -52,6 +52,13 @@
 #define LEASE_MAX_NS 500000LL
 /* ... and only while it has applied a request within this long. */
 #define ACTIVE_NS 1000000LL
+/* A lease held this long wakes threads asleep on their sockets, so that
+ * they park. Not sooner: where PEs outnumber cores, waits spin a few polls
+ * and then yield (ending the lease), and waking every thread at each short
+ * spin cost more than it saved (api_coll at 8 PEs over tls: 26 s became
+ * 68 s). */
+#define LEASE_SETTLED_NS 50000LL
+static long long lease_since; /* when the current lease began; under serve_lock */
 
 /* One accepted stream and its thread. A thread that ends marks itself
  * done; the acceptor (at its next stream) and stop join and free it, so no
@@ -68,6 +75,7 @@ struct shoal_tls_server {
     int wake_fd;            /* eventfd: a request left to the thread (a get), or the lease ended */
     atomic_int parked;      /* the thread sleeps on wake_fd only, leaving fd to a waiter */
     atomic_int polling;     /* the thread may sleep on fd unaware of requests a waiter took */
+    atomic_int sleeping;    /* the thread sleeps on fd: a lease taken now must wake it */
     atomic_int owed;        /* a waiter applied requests and left them unacknowledged */
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
     uint64_t applied;       /* counted requests read from the stream */
@@ -326,9 +334,10 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
  * thread that tolerates park_ns since the waiter's last call (0: none). */
 static long long lease_left(long long park_ns)
 {
-    /* Sequentially consistent with the store of parked before it and with
-     * an ending lease's store before it looks at parked (end_lease): one
-     * of the two sees the other, so no thread sleeps through an end. */
+    /* Sequentially consistent with the store of parked (or sleeping) before
+     * it and with an ending lease's store before it looks at parked
+     * (end_lease), or a renewed one's before it looks at sleeping: one of
+     * the two sees the other, so no thread sleeps through a change. */
     long long t = atomic_load(&shoal_tls.served_ns);
     if (!t) return 0;
     long long left = t + park_ns - now_ns();
@@ -357,9 +366,12 @@ static void *serve_stream(void *arg)
              * we did not see, and leaves it unacknowledged, wakes us. */
             atomic_store(&s->polling, 1);
             pthread_mutex_lock(&s->lock);
+            const uint64_t before = s->served;
             int rc = serve_ready(s, 1, 1);
+            const int applied = s->served != before;
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
+            if (applied) atomic_store_explicit(&shoal_tls.applied_ns, now_ns(), memory_order_relaxed);
             long long park_ns = LEASE_MIN_NS, left = lease_left(park_ns);
             if (left) {
                 /* A waiting thread applies this stream: sleep until its
@@ -390,8 +402,24 @@ static void *serve_stream(void *arg)
              * which a request found meanwhile skips (a system call fewer
              * per request; a wake-up left on wake_fd is read next time). */
             if (shoal_tls_await(NULL, s->fd, 0)) continue;
+            /* A thread asleep on the socket while a waiter applies its
+             * requests is woken by each of them and finds nothing to read
+             * (the waiter was first): it never leaves poll(2) to see the
+             * lease, yet each request costs its sender a wake-up and the
+             * waiter's core two context switches. So a waiter taking the
+             * lease, or renewing one this thread saw lapse, wakes it
+             * (shoal_tls_serve), and a thread looks at the lease after
+             * raising sleeping (sequentially consistent, as with parked):
+             * one of the two sees the other. */
+            atomic_store(&s->sleeping, 1);
+            if (lease_left(LEASE_MIN_NS)) {
+                atomic_store(&s->sleeping, 0);
+                continue;
+            }
             struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
-            if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+            const int slept = poll(p, 2, -1);
+            atomic_store(&s->sleeping, 0);
+            if (slept < 0 && errno != EINTR) break;
             uint64_t count;
             if (p[1].revents && read(s->wake_fd, &count, sizeof count) < 0)
                 shoal_debug("tls", "eventfd: %s", strerror(errno));
@@ -418,16 +446,16 @@ static void *serve_stream(void *arg)
  * the sender several microseconds). Any other caller ends it. */
 void shoal_tls_serve(int gets, int spinning)
 {
-    static long long last_applied; /* under serve_lock */
     if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
     const long long now = now_ns();
     /* The lease only while requests come: a waiter whose peers are silent
      * leaves its streams' threads asleep on their sockets, where nothing
      * wakes them, rather than parked on a timer that does. */
-    const int leased = spinning && now - last_applied < ACTIVE_NS;
-    if (leased)
-        atomic_store_explicit(&shoal_tls.served_ns, now, memory_order_relaxed);
-    else if (atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed))
+    const int leased = spinning && now - atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed) < ACTIVE_NS;
+    if (leased) {
+        if (!atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) lease_since = now;
+        atomic_store(&shoal_tls.served_ns, now); /* before sleeping is read */
+    } else if (atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed))
         end_lease();
     uint64_t applied = 0;
     /* Streams are published under serve_lock after their handshake counted
@@ -437,7 +465,10 @@ void shoal_tls_serve(int gets, int spinning)
     const int block = atomic_load(&shoal_tls.sigpipe_streams) > 0;
     if (block) shoal_tls_sigpipe_block(&old);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
-        if (!s->ssl || s->done || s->fd < 0 || pthread_mutex_trylock(&s->lock) != 0) continue;
+        if (!s->ssl || s->done || s->fd < 0) continue;
+        if (leased && now - lease_since >= LEASE_SETTLED_NS && atomic_exchange(&s->sleeping, 0))
+            wake(s); /* to park */
+        if (pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
         const uint64_t before = s->served;
         int rc = serve_ready(s, gets, 0);
@@ -462,7 +493,7 @@ void shoal_tls_serve(int gets, int spinning)
             wake(s);
         }
     }
-    if (applied) last_applied = now;
+    if (applied) atomic_store_explicit(&shoal_tls.applied_ns, now, memory_order_relaxed);
     if (block) shoal_tls_sigpipe_restore(&old);
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
