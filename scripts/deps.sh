@@ -42,9 +42,11 @@ if [ $build_only = 0 ]; then
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
     # The Python package's build and tests (python/tests/run.sh); Debian's
-    # torch and its C++ headers build shoal._torch, the torch.distributed backend.
+    # torch and its C++ headers build shoal._torch, the torch.distributed
+    # backend. torch's headers include pybind11's, which libtorch-dev only
+    # recommends (and apt here installs no recommends).
     for pkg in python3-dev python3-venv python3-setuptools python3-pip python3-wheel python3-numpy python3-pytest \
-        python3-mpi4py python3-torch libtorch-dev; do
+        python3-mpi4py python3-torch libtorch-dev pybind11-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
     # scripts/trace_plot.py (SHMEM_TRACE as a PNG) and its test, tests/observe.
