@@ -75,7 +75,7 @@ struct shoal_tls_server {
     int wake_fd;            /* eventfd: a request left to the thread (a get), or the lease ended */
     atomic_int parked;      /* the thread sleeps on wake_fd only, leaving fd to a waiter */
     atomic_int polling;     /* the thread may sleep on fd unaware of requests a waiter took */
-    atomic_int sleeping;    /* the thread sleeps on fd: a lease taken now must wake it */
+    atomic_int sleeping;    /* the thread sleeps on fd: a settled lease wakes it to park */
     atomic_int owed;        /* a waiter applied requests and left them unacknowledged */
     struct shoal_tls_rep pending; /* the first refusal not yet reported */
     uint64_t applied;       /* counted requests read from the stream */
@@ -406,8 +406,8 @@ static void *serve_stream(void *arg)
              * requests is woken by each of them and finds nothing to read
              * (the waiter was first): it never leaves poll(2) to see the
              * lease, yet each request costs its sender a wake-up and the
-             * waiter's core two context switches. So a waiter taking the
-             * lease, or renewing one this thread saw lapse, wakes it
+             * waiter's core two context switches. So a waiter whose lease
+             * has lasted LEASE_SETTLED_NS wakes it, once, to park
              * (shoal_tls_serve), and a thread looks at the lease after
              * raising sleeping (sequentially consistent, as with parked):
              * one of the two sees the other. */
