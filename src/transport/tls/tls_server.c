@@ -466,7 +466,10 @@ void shoal_tls_serve(int gets, int spinning)
     if (block) shoal_tls_sigpipe_block(&old);
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0) continue;
-        if (leased && now - lease_since >= LEASE_SETTLED_NS && atomic_exchange(&s->sleeping, 0))
+        /* Loaded first: the exchange writes the line, and this runs on
+         * every poll of a spinning wait while the flag is almost always 0. */
+        if (leased && now - lease_since >= LEASE_SETTLED_NS && atomic_load(&s->sleeping) &&
+            atomic_exchange(&s->sleeping, 0))
             wake(s); /* to park */
         if (pthread_mutex_trylock(&s->lock) != 0) continue;
         /* A broken stream is left to its thread, which sees it end. */
