@@ -65,6 +65,20 @@ static __attribute__((noreturn)) void transport_fatal(const char *reason)
     shoal_runtime_abort(1, reason);
 }
 
+/* How long a PE that lost a peer waits for the job to end by that peer's
+ * own failure. A launcher stops every PE within milliseconds of one's
+ * exit; across hosts the fault goes through node 0 first. */
+#define PEER_LOST_GRACE_MS 1500
+
+static __attribute__((noreturn)) void transport_peer_lost(const char *reason)
+{
+    for (int ms = 0; ms < PEER_LOST_GRACE_MS; ms += 50) {
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    shoal_runtime_abort(1, reason);
+}
+
 /* Which transport carries data between hosts (or for every PE when one is
  * forced): "tls" or "ofi". SHMEM_ENCRYPT=auto asks libfabric whether RDMA
  * hardware is here; every PE must choose the same, so the choices are
@@ -119,6 +133,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     rt->transport_setup = (struct shoal_transport_setup){
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
         .machine_pes = rt->machine_pes, .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
+        .peer_lost = transport_peer_lost,
         .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
     shoal_status_t st;
     rt->transport = &shoal_transport_shm;

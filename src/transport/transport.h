@@ -46,6 +46,11 @@ struct shoal_transport_setup {
      * calls it when an operation cannot complete (peer gone, remote
      * refusal), instead of warning forever. Set by the runtime. */
     void (*fatal)(const char *reason) __attribute__((noreturn));
+    /* The same for a failure a peer's end explains (its stream ended or
+     * broke, its completions failed): that peer's own failure, which its
+     * launcher sees at once, is what the job should report, so this line
+     * is said only if the job has not ended within a short grace. */
+    void (*peer_lost)(const char *reason) __attribute__((noreturn));
     /* Where this PE accepts its peers' operations ("tls 10.0.0.1:41234 on
      * veth0 (...)"), filled by the transport's init for SHMEM_INFO. */
     char listen[200];

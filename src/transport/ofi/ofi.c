@@ -24,16 +24,31 @@ struct shoal_ofi shoal_ofi;
 int shoal_ofi_force_mr_local;
 int shoal_ofi_skip_ro_check;
 
-shoal_status_t shoal_ofi_fatal(const char *fmt, ...)
+static shoal_status_t end_job(void (*how)(const char *), const char *fmt, va_list ap)
 {
     char line[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (shoal_ofi.fatal) shoal_ofi.fatal(line);
+    if (how) how(line);
     shoal_error("ofi", "%s", line);
     return SHOAL_ERR_SYS;
+}
+
+shoal_status_t shoal_ofi_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    shoal_status_t st = end_job(shoal_ofi.fatal, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+shoal_status_t shoal_ofi_lost(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    shoal_status_t st = end_job(shoal_ofi.peer_lost, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* Registration modes this transport knows how to honour. */
@@ -378,6 +393,7 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     st = shoal_ofi_thread_start();
     if (st != SHOAL_OK) goto fail;
     shoal_ofi.fatal = setup->fatal; /* from here on a failed operation ends the job */
+    shoal_ofi.peer_lost = setup->peer_lost;
     shoal_debug("ofi", "libfabric transport up on %s: %d PEs reachable; listening on %s (%s)",
                 shoal_ofi.info->fabric_attr->prov_name, setup->n_pes, shoal_ofi.listen, bind.rule);
     return SHOAL_OK;

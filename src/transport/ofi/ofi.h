@@ -108,6 +108,7 @@ struct shoal_ofi {
     pthread_mutex_t key_lock;
     long long timeout_ns;  /* SHMEM_FABRIC_TIMEOUT */
     void (*fatal)(const char *reason) __attribute__((noreturn));
+    void (*peer_lost)(const char *reason) __attribute__((noreturn));
     char listen[128];  /* "ip:port on ifname", fi_getname of the default endpoint */
     /* Contexts opened lazily and pooled when destroyed: a program that makes
      * and drops many contexts pays for few endpoints. */
@@ -191,6 +192,10 @@ shoal_status_t shoal_ofi_fail(const char *call, int ret);
 /* After start-up: ends the job with one line (setup->fatal); without a
  * fatal callback (unit tests) logs it and returns SHOAL_ERR_SYS. */
 shoal_status_t shoal_ofi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for operations that completed in error: most often their
+ * target has ended, and its own failure is the one to report
+ * (setup->peer_lost). */
+shoal_status_t shoal_ofi_lost(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* libfabric's few real functions, resolved when the fabric is first needed
  * (ofi_load.c); the macros below route this transport's calls to them. */

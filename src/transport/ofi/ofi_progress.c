@@ -182,8 +182,8 @@ shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op
     if (!err) return SHOAL_OK;
     char text[128];
     prov_text(ctx, atomic_load(&op->prov), text, sizeof text);
-    return shoal_ofi_fatal("%s to PE %d failed: %s%s%s%s", what, pe, fi_strerror(err), text[0] ? " (" : "", text,
-                           text[0] ? ")" : "");
+    return shoal_ofi_lost("%s to PE %d failed: %s%s%s%s", what, pe, fi_strerror(err), text[0] ? " (" : "", text,
+                          text[0] ? ")" : "");
 }
 
 /* Completions arrive in any order, so a count reached does not say which
@@ -207,9 +207,9 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
             char text[128], who[32] = "";
             prov_text(ctx, atomic_load(&ctx->failed_prov), text, sizeof text);
             if (pe >= 0) snprintf(who, sizeof who, " to PE %d", pe);
-            return shoal_ofi_fatal("%s: %llu fabric operation(s)%s failed: %s%s%s%s", what,
-                                   (unsigned long long)(failed - before), who, err ? fi_strerror(err) : "error",
-                                   text[0] ? " (" : "", text, text[0] ? ")" : "");
+            return shoal_ofi_lost("%s: %llu fabric operation(s)%s failed: %s%s%s%s", what,
+                                  (unsigned long long)(failed - before), who, err ? fi_strerror(err) : "error",
+                                  text[0] ? " (" : "", text, text[0] ? ")" : "");
         }
         shoal_ofi_backoff(&n);
         shoal_ofi_deadline(&start, ++polls, what, -1);

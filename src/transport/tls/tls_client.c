@@ -31,15 +31,30 @@
  * keeps them few enough that the target never blocks writing them. */
 #define UNREAD_MAX 64
 
-static __attribute__((noreturn)) void stream_failed(const char *what, int pe, const char *reason)
+static void failure_line(char *line, size_t len, const char *what, int pe, const char *reason)
 {
-    char line[400];
     const struct sockaddr_in *sin = &shoal_tls.peer[pe].sin;
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
-    snprintf(line, sizeof line, "%s to PE %d (%s:%u, encrypted transport) failed: %s", what, pe, ip,
-             ntohs(sin->sin_port), reason);
+    snprintf(line, len, "%s to PE %d (%s:%u, encrypted transport) failed: %s", what, pe, ip, ntohs(sin->sin_port),
+             reason);
+}
+
+/* The peer broke the protocol or refused: this PE's failure to report. */
+static __attribute__((noreturn)) void stream_failed(const char *what, int pe, const char *reason)
+{
+    char line[400];
+    failure_line(line, sizeof line, what, pe, reason);
     shoal_tls.setup->fatal(line);
+}
+
+/* The stream could not be reached, ended or broke: most often the peer
+ * has ended, and its own failure is the one to report (setup->peer_lost). */
+static __attribute__((noreturn)) void stream_lost(const char *what, int pe, const char *reason)
+{
+    char line[400];
+    failure_line(line, sizeof line, what, pe, reason);
+    shoal_tls.setup->peer_lost(line);
 }
 
 static const char *refusal_text(uint32_t status)
@@ -93,7 +108,7 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
     if (connect_within(fd, &shoal_tls.peer[pe].sin, CONNECT_SECONDS) != 0) {
         snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
         close(fd);
-        stream_failed("opening a stream", pe, reason);
+        stream_lost("opening a stream", pe, reason);
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -144,7 +159,7 @@ static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, 
     if ((more ? shoal_tls_write_more : shoal_tls_write)(c->ssl, buf, len) == 0) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
-    stream_failed(what, pe, reason);
+    stream_lost(what, pe, reason);
 }
 
 static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const char *what, int pe)
@@ -153,7 +168,7 @@ static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const 
     if (shoal_tls_read(c->ssl, buf, len) == 0) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
-    stream_failed(what, pe, reason);
+    stream_lost(what, pe, reason);
 }
 
 /* Takes in an ACK read from c. */
