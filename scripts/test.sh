@@ -53,7 +53,6 @@ totals=$(mktemp "${TMPDIR:-/tmp}/shoal-test-totals.XXXXXX")
 finish() {
     rc=$?
     [ $rc = 0 ] || echo "== stopped by a failure in: ${stage_name:-set-up}"
-    [ -z "${background_pid:-}" ] || kill "$background_pid" 2>/dev/null || true
     # Skipped tests (exit 77: no GPU, a missing launcher) are neither.
     awk '{p += $1; f += $2; s += $3} END {if (s) printf "%d skipped\n", s; printf "%d passed, %d failed\n", p, f}' "$totals"
     rm -f "$totals"
@@ -87,61 +86,31 @@ configure() { # build-dir, extra cmake args...: counted as a check
     # The CUDA part has a stage of its own (build-cuda); the others leave it out.
     check "configure $dir" quiet cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_CUDA=OFF "$@"
 }
+run_suite() { # build-dir, extra cmake args...: every test but the stress ones
+    dir=$1
+    configure "$@"
+    check "build $dir" cmake --build "$dir" -j"$jobs"
+    ct "$dir" --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|tls|netns|pmi'
+}
+
 total_start=$(date +%s)
 stage "release build: all tests"
-configure build-test
-check "build build-test" cmake --build build-test -j"$jobs"
-# The other trees build in the background at idle priority while the
-# release tests run (SCHED_IDLE: they take only cycles the tests leave, so
-# timings are not disturbed); the stages that need them wait for them.
-idle() { # command...: at the lowest CPU priority there is
-    if command -v chrt >/dev/null 2>&1; then nice -n 19 chrt --idle 0 "$@"; else nice -n 19 "$@"; fi
-}
+run_suite build-test
 # Issue 18: the CUDA part compiles (Debian's nvcc 11.8, sm_90) so it cannot
 # rot; its GPU tests run where a GPU is present and are counted as skipped
 # elsewhere. Debian's nvcc is preferred over others on PATH, and its ptxas
 # in /usr/bin must come first.
-cuda_env=""
-cuda_args=""
-if [ -x /usr/bin/nvcc ]; then cuda_env="PATH=/usr/bin:$PATH"; cuda_args="-DCMAKE_CUDA_COMPILER=/usr/bin/nvcc"; fi
-have_cuda=0
-if [ -x /usr/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then have_cuda=1; fi
-sanitizers=1
-[ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ] || sanitizers=0
-tsan_targets="oshrun api_threads api_ctx"
-for t in tests/api/threads_*.c; do
-    [ -e "$t" ] && tsan_targets="$tsan_targets api_$(basename "$t" .c)"
-done
-background_builds() { # each ends the subshell at its first failure (set -e)
-    if [ $have_cuda = 1 ]; then
-        check "configure build-cuda" quiet env $cuda_env cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-            -DSHOAL_CUDA=ON $cuda_args
-        check "build build-cuda" idle env $cuda_env cmake --build build-cuda -j"$jobs" --target oshrun cuda_gpu_probe \
-            cuda_gpu_heap cuda_device_api cuda_device_proxy example_cuda_gemm_allreduce bench_cuda_put
-    fi
-    [ $sanitizers = 1 ] || return 0
-    configure build-asan -DSHOAL_SANITIZE=address,undefined
-    check "build build-asan" idle cmake --build build-asan -j"$jobs"
-    # Static data cannot be made symmetric under TSan, so the threaded
-    # tests keep their targets on the heap.
-    configure build-tsan -DSHOAL_SANITIZE=thread
-    check "build build-tsan" idle cmake --build build-tsan -j"$jobs" --target $tsan_targets
-}
-background_log=$(mktemp "${TMPDIR:-/tmp}/shoal-builds.XXXXXX")
-(background_builds) >"$background_log" 2>&1 &
-background_pid=$!
-background_wait() { # the background builds' output, and their status
-    [ -n "$background_pid" ] || return 0
-    echo "== waiting for the background builds (CUDA, sanitizers)"
-    background_status=0
-    wait "$background_pid" || background_status=$?
-    background_pid=""
-    grep -Ev '^\[ *[0-9]+%\]|^(Consolidate compiler|Scanning dependencies|Building|Linking)' "$background_log" || true
-    rm -f "$background_log"
-    return $background_status
-}
-ct build-test --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|tls|netns|pmi'
-
+if [ -x /usr/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
+    stage "CUDA: GPU heap, device API, GPU tests, example and benchmark compiled with nvcc (sm_90); GPU tests run or skip"
+    cuda_env=""
+    cuda_args=""
+    if [ -x /usr/bin/nvcc ]; then cuda_env="PATH=/usr/bin:$PATH"; cuda_args="-DCMAKE_CUDA_COMPILER=/usr/bin/nvcc"; fi
+    check "configure build-cuda" quiet env $cuda_env cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DSHOAL_CUDA=ON $cuda_args
+    check "build build-cuda" env $cuda_env cmake --build build-cuda -j"$jobs" --target oshrun cuda_gpu_probe \
+        cuda_gpu_heap cuda_device_api cuda_device_proxy example_cuda_gemm_allreduce bench_cuda_put
+    ct build-cuda --output-on-failure --timeout 300 -L cuda
+fi
 stage "install check: oshcc, oshc++, pkg-config, find_package(Shoal), shmem-config and the PATH clash, from an installed tree"
 check "install check" sh tests/install/check_install.sh "$PWD/build-test"
 stage "fabric path: every API test over libfabric (tcp;ofi_rxm on loopback) at 2 and 4 PEs"
@@ -181,16 +150,10 @@ if [ "${SHOAL_SKIP_STRESS:-0}" != 1 ]; then
     check "start-up scale" sh tests/stress/init_scale.sh build-test 1 8 32
 fi
 
-if [ $have_cuda = 1 ]; then
-    stage "CUDA: GPU heap, device API, GPU tests, example and benchmark compiled with nvcc (sm_90); GPU tests run or skip"
-    background_wait
-    ct build-cuda --output-on-failure --timeout 300 -L cuda
-fi
 if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
     stage "address + undefined sanitizers: all tests"
-    background_wait
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        ct build-asan --output-on-failure -j"$jobs" --timeout 300 -LE 'stress|ofi|tls|netns|pmi'
+        run_suite build-asan -DSHOAL_SANITIZE=address,undefined
     # Both transports between hosts under the same sanitizers: the fabric's
     # own test and the RMA, atomic, signal, collective and context suites
     # over libfabric and over TLS.
@@ -199,8 +162,15 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
         -R '^(ofi\.transport|api\.(put_get|amo|signal|coll_reduce|ctx)\.(ofi|tls))\.np'
 
     # Threaded tests: api.threads, api.ctx (threads with private contexts)
-    # and the tests labelled "threads".
+    # and the tests labelled "threads". Static data cannot be made
+    # symmetric under TSan, so these tests keep their targets on the heap.
     stage "thread sanitizer: the threaded API tests"
+    configure build-tsan -DSHOAL_SANITIZE=thread
+    tsan_targets="oshrun api_threads api_ctx"
+    for t in tests/api/threads_*.c; do
+        [ -e "$t" ] && tsan_targets="$tsan_targets api_$(basename "$t" .c)"
+    done
+    check "build build-tsan" cmake --build build-tsan -j"$jobs" --target $tsan_targets
     # The same tests over the encrypted transport too: its streams are
     # shared by threads and served by threads of their own.
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
