@@ -123,6 +123,7 @@ struct shoal_ofi {
     /* Threads waiting for their own operations on the default context:
      * while any does, the PE progresses itself and the thread stands aside. */
     atomic_int own_waits;
+    atomic_int standing_by; /* the thread sleeps until own_waits is 0 */
 };
 
 extern struct shoal_ofi shoal_ofi;
