@@ -147,9 +147,8 @@ static void own_wait_end(struct shoal_tctx *ctx)
  * from the PEs at each nap (api_coll at 8 PEs on 2 cores: 83 s, 41 s
  * without the thread). Woken, it naps once before it serves the endpoint:
  * a PE that ended one operation often starts the next at once, and a
- * thread gone back into fi_cq_sread holds the endpoint's lock against it
- * (a loop of remote atomics went from 0.1 to several ms each). The
- * timeout only bounds a wait for a wake-up the kernel lost. */
+ * thread back in fi_cq_sread would contend with it for the endpoint's
+ * lock. The timeout only bounds a wait for a wake-up the kernel lost. */
 static void stand_by(void)
 {
     atomic_store(&shoal_ofi.standing_by, 1);
