@@ -118,7 +118,9 @@ ct build-test --output-on-failure -j"$jobs" --timeout 300 -L ofi
 stage "encrypted transport: every API test over TLS 1.3 streams (loopback) at 2 and 4 PEs, strangers refused"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L tls
 stage "hosts: jobs across network namespaces (encrypted data and bootstrap, captures, the outsider, liveness, bad credentials, a host killed)"
-ct build-test --output-on-failure --timeout 600 -L netns
+# Each namespace job has the machine to itself (RUN_SERIAL) but for two
+# that mostly wait for a liveness limit, which share it.
+ct build-test --output-on-failure -j"$jobs" --timeout 600 -L netns
 stage "launchers: mpiexec (MPICH, PMI) and mpirun (Open MPI, PMIx)"
 ct build-test --output-on-failure -j"$jobs" --timeout 300 -L pmi
 # The Python package, from the installed tree, and its torch backend.

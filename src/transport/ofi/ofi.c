@@ -76,13 +76,19 @@ static int provider_rank(const char *name)
     return 2;
 }
 
-/* rxm's shared receive context pre-allocates 4096 16 KiB buffers per
- * endpoint (64 MiB, ~100 ms to open). Shoal sends no messages, only RMA and
- * atomics, so per-connection buffers are plenty; a user's setting wins.
- * libfabric reads this when first initialised, i.e. at fi_getinfo below. */
+/* Provider defaults; a user's setting wins. libfabric reads these when
+ * first initialised, i.e. at fi_getinfo below.
+ * - rxm's shared receive context pre-allocates 4096 16 KiB buffers per
+ *   endpoint (64 MiB, ~100 ms to open). Shoal sends no messages, only RMA
+ *   and atomics, so per-connection buffers are plenty.
+ * - rxm handles connection requests at most every 10 ms by default, so each
+ *   first contact between two PEs waited up to 10 ms on each side; every
+ *   200 us costs nothing measurable in steady state (bench_p2p over ofi). */
 static void tune_provider_defaults(void)
 {
     if (setenv("FI_OFI_RXM_USE_SRX", "0", 0) != 0) shoal_debug("ofi", "cannot set FI_OFI_RXM_USE_SRX");
+    if (setenv("FI_OFI_RXM_CM_PROGRESS_INTERVAL", "200", 0) != 0)
+        shoal_debug("ofi", "cannot set FI_OFI_RXM_CM_PROGRESS_INTERVAL");
 }
 
 /* What every provider must offer Shoal. */
