@@ -451,5 +451,6 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .fence = shoal_ofi_fence,
     .quiet = shoal_ofi_quiet,
     .progress = shoal_ofi_progress,
+    .rest = shoal_ofi_rest,
     .fini = ofi_fini,
 };

@@ -124,6 +124,13 @@ struct shoal_ofi {
      * while any does, the PE progresses itself and the thread stands aside. */
     atomic_int own_waits;
     atomic_int standing_by; /* the thread sleeps until own_waits is 0 */
+    /* The lease (ofi_progress.c): while a runtime wait spins, driving the
+     * endpoint itself, the thread parks instead of sleeping on it. */
+    _Atomic long long served_ns; /* the spinning wait's last call; 0: no lease */
+    _Atomic long long lease_since; /* when the current lease began */
+    atomic_int lease_gen;        /* futex word: an ending lease bumps it */
+    atomic_int parked;           /* the thread sleeps on lease_gen */
+    atomic_int in_sread;         /* the thread sleeps on the endpoint */
 };
 
 extern struct shoal_ofi shoal_ofi;
@@ -172,7 +179,10 @@ shoal_status_t shoal_ofi_deadline(long long *start, unsigned polls, const char *
 /* One step of a polling wait: spin, then yield, then sleep briefly, so more
  * PEs than cores still progress. *n counts the steps taken. */
 void shoal_ofi_backoff(unsigned *n);
+/* The runtime's waits: progress while they spin, rest when they are about
+ * to yield or sleep (the thread serves peers from then on). */
 void shoal_ofi_progress(void);
+void shoal_ofi_rest(void);
 shoal_status_t shoal_ofi_thread_start(void);
 void shoal_ofi_thread_stop(void);
 

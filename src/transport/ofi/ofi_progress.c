@@ -6,7 +6,8 @@
  * the kernel until the network has work, so a PE busy elsewhere still
  * serves its peers. The thread runs only for such providers (or as
  * SHMEM_FABRIC_PROGRESS_THREAD says), and stands aside while a thread of
- * the PE waits for its own operation on the default context.
+ * the PE waits for its own operation on the default context, or spins in
+ * one of the runtime's waits (the lease).
  *
  * Failures end the job (shoal_ofi_fatal): an operation whose completion
  * carries an error, and a wait that lasts longer than SHMEM_FABRIC_TIMEOUT
@@ -117,8 +118,94 @@ static void drain_live(void)
     pthread_mutex_unlock(&shoal_ofi.ctx_lock);
 }
 
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The lease. A runtime wait that spins drives the default endpoint itself
+ * (shoal_ofi_progress every few polls), so peers' operations to this PE
+ * are applied in the waiting thread. The progress thread asleep in
+ * fi_cq_sread would still be woken by each of them, to find nothing left:
+ * context switches beside a spinning PE on every operation. So while a
+ * wait spins the thread parks on a futex instead, until the lease ends: a
+ * wait about to yield or sleep ends it at once (shoal_ofi_rest); a wait
+ * that was satisfied leaves it to lapse LEASE_MIN_NS after its last call.
+ * Each lapse the thread finds renewed doubles its next park, up to
+ * LEASE_MAX_NS (a PE in a loop of waits costs its thread a few thousand
+ * wake-ups a second, not tens of thousands); so a PE that left its wait to
+ * compute has its peers' operations served at most that late. */
+#define LEASE_MIN_NS 50000LL
+#define LEASE_MAX_NS 500000LL
+/* A lease held this long breaks the thread out of fi_cq_sread, once, so
+ * that it parks. Not sooner: where PEs outnumber cores waits spin a few
+ * polls and then rest. */
+#define LEASE_SETTLED_NS 50000LL
+
+static void take_lease(void)
+{
+    const long long now = now_ns();
+    if (!atomic_load_explicit(&shoal_ofi.served_ns, memory_order_relaxed))
+        atomic_store_explicit(&shoal_ofi.lease_since, now, memory_order_relaxed);
+    atomic_store(&shoal_ofi.served_ns, now); /* before in_sread is read */
+    if (now - atomic_load_explicit(&shoal_ofi.lease_since, memory_order_relaxed) >= LEASE_SETTLED_NS &&
+        atomic_load(&shoal_ofi.in_sread) && atomic_exchange(&shoal_ofi.in_sread, 0))
+        (void)fi_cq_signal(shoal_ofi.dflt.cq);
+}
+
+/* Sequentially consistent with the thread's store of parked before it
+ * reads the lease: one of the two sees the other, so the thread never
+ * sleeps through the end. */
+static void end_lease(void)
+{
+    if (!atomic_load_explicit(&shoal_ofi.served_ns, memory_order_relaxed)) return;
+    atomic_store(&shoal_ofi.served_ns, 0);
+    if (atomic_load(&shoal_ofi.parked)) {
+        atomic_fetch_add(&shoal_ofi.lease_gen, 1);
+        syscall(SYS_futex, &shoal_ofi.lease_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+/* Nanoseconds left of the lease for a thread that tolerates park_ns since
+ * the waiter's last call (0: none). */
+static long long lease_left(long long park_ns)
+{
+    const long long t = atomic_load(&shoal_ofi.served_ns);
+    if (!t) return 0;
+    const long long left = t + park_ns - now_ns();
+    return left > 0 ? left : 0;
+}
+
+/* The thread parks while a spinning wait holds the lease; 1 if it did. */
+static int park(long long *park_ns)
+{
+    if (!lease_left(*park_ns)) return 0;
+    for (;;) {
+        atomic_store(&shoal_ofi.parked, 1);
+        const int gen = atomic_load(&shoal_ofi.lease_gen);
+        const long long left = lease_left(*park_ns);
+        if (left) {
+            struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
+            syscall(SYS_futex, &shoal_ofi.lease_gen, FUTEX_WAIT_PRIVATE, gen, &ts, NULL, 0);
+        }
+        atomic_store(&shoal_ofi.parked, 0);
+        if (!left || atomic_load(&shoal_ofi.lease_gen) != gen) return 1;
+        *park_ns = *park_ns * 2 < LEASE_MAX_NS ? *park_ns * 2 : LEASE_MAX_NS;
+    }
+}
+
 void shoal_ofi_progress(void)
 {
+    if (shoal_ofi.thread_started && shoal_ofi.cq_wait) take_lease();
+    if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
+    if (!shoal_ofi.thread_started) drain_live();
+}
+
+void shoal_ofi_rest(void)
+{
+    end_lease();
     if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
     if (!shoal_ofi.thread_started) drain_live();
 }
@@ -160,13 +247,6 @@ static void stand_by(void)
     atomic_store(&shoal_ofi.standing_by, 0);
     struct timespec nap = {0, OFI_THREAD_STANDBY_NS};
     nanosleep(&nap, NULL);
-}
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* A peer that does not answer for this long is taken for dead or stuck. */
@@ -251,22 +331,33 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
  * a thread of the PE waits for its own operation on the default context it
  * progresses the endpoint itself, continuously: the thread then sleeps
  * until that wait ends (stand_by), so it neither takes a core from it nor
- * contends for the endpoint's lock. It does not stand aside for the
- * runtime's waits (a thread standing aside then missed peers' requests
- * whenever their backoff slept: ping-pong 6x slower). */
+ * contends for the endpoint's lock. For the runtime's waits it parks only
+ * while they spin (the lease): standing aside for their whole length missed
+ * peers' requests whenever their backoff slept (ping-pong 6x slower). */
 static void *progress_main(void *arg)
 {
     (void)arg;
     struct shoal_tctx *ctx = &shoal_ofi.dflt;
     struct fi_cq_entry entries[OFI_CQ_BATCH];
     int blocking = shoal_ofi.cq_wait;
+    long long park_ns = LEASE_MIN_NS;
     while (!atomic_load_explicit(&shoal_ofi.stop, memory_order_acquire)) {
         if (atomic_load_explicit(&shoal_ofi.own_waits, memory_order_relaxed) > 0) {
             stand_by();
             continue;
         }
+        if (blocking && park(&park_ns)) continue;
+        park_ns = LEASE_MIN_NS;
         if (blocking) {
+            /* Raised before the lease is read (as parked): a lease that
+             * settles while we sleep breaks the sleep (take_lease). */
+            atomic_store(&shoal_ofi.in_sread, 1);
+            if (lease_left(LEASE_MIN_NS)) {
+                atomic_store(&shoal_ofi.in_sread, 0);
+                continue;
+            }
             ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
+            atomic_store(&shoal_ofi.in_sread, 0);
             if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
             /* A provider that cannot block here would make this loop spin. */
             if (n < 0 && n != -FI_EAGAIN && n != -FI_EAVAIL && n != -FI_ETIMEDOUT && n != -FI_ECANCELED) {
