@@ -16,7 +16,7 @@
 # install check, the start-up scale table, each valgrind run, the fuzzing).
 # Skipped ctest cases (exit 77) count as neither; a line "N skipped" comes
 # just before the last one when there are any.
-# About 50 minutes on 2 cores (3190 s in the last full CI run), up to 60 on
+# About 45 minutes on 2 cores (2689 s in the last full run), up to 60 on
 # a loaded host. Switches:
 #   SHOAL_SKIP_STRESS=1      leaves out the stress and start-up scale stages
 #   SHOAL_SKIP_SANITIZERS=1  leaves out ASan/UBSan, TSan and valgrind
