@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "transport/lease.h"
 #include "transport/ofi/ofi.h"
 #include "util/log.h"
 
@@ -118,46 +119,26 @@ static void drain_live(void)
     pthread_mutex_unlock(&shoal_ofi.ctx_lock);
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* The lease. A runtime wait that spins drives the default endpoint itself
- * (shoal_ofi_progress every few polls), so peers' operations to this PE
- * are applied in the waiting thread. The progress thread asleep in
- * fi_cq_sread would still be woken by each of them, to find nothing left:
- * context switches beside a spinning PE on every operation. So while a
- * wait spins the thread parks on a futex instead, until the lease ends: a
- * wait about to yield or sleep ends it at once (shoal_ofi_rest); a wait
- * that was satisfied leaves it to lapse LEASE_MIN_NS after its last call.
- * Each lapse the thread finds renewed doubles its next park, up to
- * LEASE_MAX_NS (a PE in a loop of waits costs its thread a few thousand
- * wake-ups a second, not tens of thousands); so a PE that left its wait to
- * compute has its peers' operations served at most that late. */
-#define LEASE_MIN_NS 50000LL
-#define LEASE_MAX_NS 500000LL
-/* A lease held this long breaks the thread out of fi_cq_sread, once, so
- * that it parks. Not sooner: where PEs outnumber cores waits spin a few
- * polls and then rest. */
-#define LEASE_SETTLED_NS 50000LL
-
+/* The lease (transport/lease.h). A runtime wait that spins drives the
+ * default endpoint itself (shoal_ofi_progress every few polls), so peers'
+ * operations to this PE are applied in the waiting thread; the progress
+ * thread asleep in fi_cq_sread would still be woken by each of them, to
+ * find nothing left (2 PEs on one host: ping-pong 42 us with those
+ * wake-ups, 23 us parked). A wait that was satisfied lets the lease lapse;
+ * one about to yield or sleep ends it (shoal_ofi_rest). */
 static void take_lease(void)
 {
-    const long long now = now_ns();
+    const long long now = shoal_lease_now();
     if (!atomic_load_explicit(&shoal_ofi.served_ns, memory_order_relaxed))
         atomic_store_explicit(&shoal_ofi.lease_since, now, memory_order_relaxed);
     atomic_store(&shoal_ofi.served_ns, now); /* before in_sread is read */
-    if (now - atomic_load_explicit(&shoal_ofi.lease_since, memory_order_relaxed) >= LEASE_SETTLED_NS &&
+    if (now - atomic_load_explicit(&shoal_ofi.lease_since, memory_order_relaxed) >= SHOAL_LEASE_SETTLED_NS &&
         atomic_load(&shoal_ofi.in_sread) && atomic_exchange(&shoal_ofi.in_sread, 0))
         (void)fi_cq_signal(shoal_ofi.dflt.cq);
 }
 
-/* Sequentially consistent with the thread's store of parked before it
- * reads the lease: one of the two sees the other, so the thread never
- * sleeps through the end. */
+/* An ending lease wakes the thread if it is parked (lease.h: one of the
+ * two sees the other). */
 static void end_lease(void)
 {
     if (!atomic_load_explicit(&shoal_ofi.served_ns, memory_order_relaxed)) return;
@@ -168,46 +149,40 @@ static void end_lease(void)
     }
 }
 
-/* Nanoseconds left of the lease for a thread that tolerates park_ns since
- * the waiter's last call (0: none). */
-static long long lease_left(long long park_ns)
+/* The thread parks until the lease ends or lapses. */
+static void park(void)
 {
-    const long long t = atomic_load(&shoal_ofi.served_ns);
-    if (!t) return 0;
-    const long long left = t + park_ns - now_ns();
-    return left > 0 ? left : 0;
-}
-
-/* The thread parks while a spinning wait holds the lease; 1 if it did. */
-static int park(long long *park_ns)
-{
-    if (!lease_left(*park_ns)) return 0;
-    for (;;) {
+    for (long long park_ns = SHOAL_LEASE_MIN_NS;; park_ns = shoal_lease_longer(park_ns)) {
         atomic_store(&shoal_ofi.parked, 1);
         const int gen = atomic_load(&shoal_ofi.lease_gen);
-        const long long left = lease_left(*park_ns);
+        const long long left = shoal_lease_left(&shoal_ofi.served_ns, park_ns);
         if (left) {
             struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
             syscall(SYS_futex, &shoal_ofi.lease_gen, FUTEX_WAIT_PRIVATE, gen, &ts, NULL, 0);
         }
         atomic_store(&shoal_ofi.parked, 0);
-        if (!left || atomic_load(&shoal_ofi.lease_gen) != gen) return 1;
-        *park_ns = *park_ns * 2 < LEASE_MAX_NS ? *park_ns * 2 : LEASE_MAX_NS;
+        if (!left || atomic_load(&shoal_ofi.lease_gen) != gen) return;
     }
+}
+
+/* Reaps the default endpoint's completions (driving its progress) and,
+ * without the thread, the program's other contexts. */
+static void serve(void)
+{
+    if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
+    if (!shoal_ofi.thread_started) drain_live();
 }
 
 void shoal_ofi_progress(void)
 {
     if (shoal_ofi.thread_started && shoal_ofi.cq_wait) take_lease();
-    if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
-    if (!shoal_ofi.thread_started) drain_live();
+    serve();
 }
 
 void shoal_ofi_rest(void)
 {
     end_lease();
-    if (shoal_ofi.dflt.cq) shoal_ofi_drain(&shoal_ofi.dflt);
-    if (!shoal_ofi.thread_started) drain_live();
+    serve();
 }
 
 /* A thread of this PE waits for its own operations on the default context:
@@ -247,6 +222,13 @@ static void stand_by(void)
     atomic_store(&shoal_ofi.standing_by, 0);
     struct timespec nap = {0, OFI_THREAD_STANDBY_NS};
     nanosleep(&nap, NULL);
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* A peer that does not answer for this long is taken for dead or stuck. */
@@ -340,20 +322,18 @@ static void *progress_main(void *arg)
     struct shoal_tctx *ctx = &shoal_ofi.dflt;
     struct fi_cq_entry entries[OFI_CQ_BATCH];
     int blocking = shoal_ofi.cq_wait;
-    long long park_ns = LEASE_MIN_NS;
     while (!atomic_load_explicit(&shoal_ofi.stop, memory_order_acquire)) {
         if (atomic_load_explicit(&shoal_ofi.own_waits, memory_order_relaxed) > 0) {
             stand_by();
             continue;
         }
-        if (blocking && park(&park_ns)) continue;
-        park_ns = LEASE_MIN_NS;
         if (blocking) {
             /* Raised before the lease is read (as parked): a lease that
              * settles while we sleep breaks the sleep (take_lease). */
             atomic_store(&shoal_ofi.in_sread, 1);
-            if (lease_left(LEASE_MIN_NS)) {
+            if (shoal_lease_left(&shoal_ofi.served_ns, SHOAL_LEASE_MIN_NS)) {
                 atomic_store(&shoal_ofi.in_sread, 0);
+                park();
                 continue;
             }
             ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);

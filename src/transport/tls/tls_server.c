@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "transport/lease.h"
 #include "transport/tls/tls.h"
 #include "util/log.h"
 #include "util/ratelimit.h"
@@ -37,27 +38,11 @@
  * asker reads each reply before its next request), so writing it cannot
  * block. */
 #define SMALL_GET 4096
-/* How long server threads leave their streams to a waiting thread after
- * its last call from a spinning wait (a wait about to yield or sleep hands
- * them back at once: shoal_tls_serve with spinning unset). This bounds how
- * long a request waits once the waiter has lost its core or left its wait
- * to compute, and each time it runs out it wakes the parked thread, which
- * parks again if the lease was renewed: the first park is short, and each
- * renewal found doubles the next, up to LEASE_MAX_NS. A PE in a loop of
- * barriers then costs its threads 2,000 wake-ups a second, not 20,000,
- * each of which can preempt a spinning PE (on one host with the fabric
- * forced, 2 PEs: barrier 19 us with a fixed 200 us lease, 10-17 us with
- * 500 us, alternating runs). */
-#define LEASE_MIN_NS 50000LL
-#define LEASE_MAX_NS 500000LL
-/* ... and only while it has applied a request within this long. */
+/* Server threads leave their streams to a spinning waiting thread (the
+ * lease, transport/lease.h; a wait about to yield or sleep hands them back
+ * at once: shoal_tls_serve with spinning unset), but only while it has
+ * applied a request within this long. */
 #define ACTIVE_NS 1000000LL
-/* A lease held this long wakes threads asleep on their sockets, so that
- * they park. Not sooner: where PEs outnumber cores, waits spin a few polls
- * and then yield (ending the lease), and waking every thread at each short
- * spin cost more than it saved (api_coll at 8 PEs over tls: 26 s became
- * 68 s). */
-#define LEASE_SETTLED_NS 50000LL
 static long long lease_since; /* when the current lease began; under serve_lock */
 
 /* One accepted stream and its thread. A thread that ends marks itself
@@ -330,19 +315,8 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
     }
 }
 
-/* Nanoseconds left of the waiting thread's lease on the streams, for a
- * thread that tolerates park_ns since the waiter's last call (0: none). */
-static long long lease_left(long long park_ns)
-{
-    /* Sequentially consistent with the store of parked (or sleeping) before
-     * it and with an ending lease's store before it looks at parked
-     * (end_lease), or a renewed one's before it looks at sleeping: one of
-     * the two sees the other, so no thread sleeps through a change. */
-    long long t = atomic_load(&shoal_tls.served_ns);
-    if (!t) return 0;
-    long long left = t + park_ns - now_ns();
-    return left > 0 ? left : 0;
-}
+/* The waiting thread's lease on the streams (transport/lease.h). */
+static long long lease_left(long long park_ns) { return shoal_lease_left(&shoal_tls.served_ns, park_ns); }
 
 static void *serve_stream(void *arg)
 {
@@ -372,7 +346,7 @@ static void *serve_stream(void *arg)
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
             if (applied) atomic_store_explicit(&shoal_tls.applied_ns, now_ns(), memory_order_relaxed);
-            long long park_ns = LEASE_MIN_NS, left = lease_left(park_ns);
+            long long park_ns = SHOAL_LEASE_MIN_NS, left = lease_left(park_ns);
             if (left) {
                 /* A waiting thread applies this stream: sleep until its
                  * lease ends (or a large get is left to us), not on the
@@ -390,7 +364,7 @@ static void *serve_stream(void *arg)
                     }
                     atomic_store(&s->parked, 0);
                     if (!left || r != 0) break;
-                    park_ns = park_ns * 2 < LEASE_MAX_NS ? park_ns * 2 : LEASE_MAX_NS;
+                    park_ns = shoal_lease_longer(park_ns);
                 }
                 uint64_t count;
                 if (r > 0 && read(s->wake_fd, &count, sizeof count) < 0)
@@ -407,12 +381,12 @@ static void *serve_stream(void *arg)
              * (the waiter was first): it never leaves poll(2) to see the
              * lease, yet each request costs its sender a wake-up and the
              * waiter's core two context switches. So a waiter whose lease
-             * has lasted LEASE_SETTLED_NS wakes it, once, to park
+             * has lasted SHOAL_LEASE_SETTLED_NS wakes it, once, to park
              * (shoal_tls_serve), and a thread looks at the lease after
              * raising sleeping (sequentially consistent, as with parked):
              * one of the two sees the other. */
             atomic_store(&s->sleeping, 1);
-            if (lease_left(LEASE_MIN_NS)) {
+            if (lease_left(SHOAL_LEASE_MIN_NS)) {
                 atomic_store(&s->sleeping, 0);
                 continue;
             }
@@ -468,7 +442,7 @@ void shoal_tls_serve(int gets, int spinning)
         if (!s->ssl || s->done || s->fd < 0) continue;
         /* Loaded first: the exchange writes the line, and this runs on
          * every poll of a spinning wait while the flag is almost always 0. */
-        if (leased && now - lease_since >= LEASE_SETTLED_NS && atomic_load(&s->sleeping) &&
+        if (leased && now - lease_since >= SHOAL_LEASE_SETTLED_NS && atomic_load(&s->sleeping) &&
             atomic_exchange(&s->sleeping, 0))
             wake(s); /* to park */
         if (pthread_mutex_trylock(&s->lock) != 0) continue;
