@@ -43,6 +43,7 @@ void (*shoal_backoff_progress)(void);
 void (*shoal_backoff_rest)(void);
 int shoal_backoff_progress_optional;
 uint64_t *shoal_backoff_naps;
+long shoal_backoff_futex_fixed_ns;
 _Thread_local unsigned long shoal_backoff_started;
 
 #define SENSE_NS 10000000l           /* 10 ms between measures */
@@ -282,6 +283,8 @@ void shoal_backoff_slow(struct shoal_backoff *b)
     count_nap(b);
     long ns = 50000l << (b->sleeps < 6 ? b->sleeps : 6);
     if (ns > FUTEX_MAX_SLEEP_NS) ns = FUTEX_MAX_SLEEP_NS;
+    const long fixed_ns = __atomic_load_n(&shoal_backoff_futex_fixed_ns, __ATOMIC_RELAXED);
+    if (fixed_ns) ns = fixed_ns;
     b->sleeps++;
     shoal_wake_sleep(b->bell, ns);
     b->armed = 0;

@@ -48,6 +48,10 @@ extern int shoal_backoff_progress_optional;
  * peer blocked in one wait (perhaps on it) from one that computes. Only
  * the sleeping branch touches them, where a system call follows anyway. */
 extern uint64_t *shoal_backoff_naps;
+/* Nonzero: every futex sleep lasts this long instead of 50 us doubling to
+ * 2 ms, the safety net for writers that ring no bell (wake.h). A test sets
+ * it to seconds to tell the writer's wake from the timer's. */
+extern long shoal_backoff_futex_fixed_ns;
 
 static inline void shoal_cpu_relax(void)
 {

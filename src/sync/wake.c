@@ -41,10 +41,15 @@ int shoal_wake_arm(uint32_t *bell)
 {
     struct shoal_wake_word *w = shoal_wake_word_of(shoal_rt.my_pe);
     if (!w) return 0;
+    /* The bell is read before the flag goes up: a writer that clears the
+     * flag after that (ringing for another word) changes the bell, so the
+     * sleep is refused and the wait raises the flag again. Read after, such
+     * a ring would go unseen and the wait would sleep with its flag down,
+     * deaf to the writer it waits for until its timer. */
+    *bell = __atomic_load_n(&w->bell, __ATOMIC_ACQUIRE);
     __atomic_store_n(&w->sleepers, 1, __ATOMIC_SEQ_CST);
     if (shoal_wake_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    *bell = __atomic_load_n(&w->bell, __ATOMIC_ACQUIRE);
     return 1;
 }
 

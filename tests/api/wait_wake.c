@@ -6,10 +6,13 @@
  *    signal_add into PE 1 while PE 1 computes outside Shoal; PE 0 rings no
  *    bell (rings counter unchanged) and PE 1 then checks every value;
  * 2. each of p, put, atomic add, signal_set wakes a sleeper: PE 1 sleeps in
- *    wait_until / signal_wait_until, PE 0 writes 30 ms later (once PE 1's
- *    sleepers flag is up, on a loaded machine later still); PE 1 checks
- *    the value, that it woke within 1 s of the store, and that the writer
- *    rang its bell during the wait; PE 0 checks it rang.
+ *    wait_until / signal_wait_until with a 5 s timer (so only a ring wakes
+ *    it in time), PE 0 writes once PE 1 sleeps there; PE 1 checks the value,
+ *    that it woke within 1 s of the store, and that the writer rang its
+ *    bell during the wait; PE 0 checks it rang;
+ * 3. the same after PE 0 has written another word of PE 1 for 100 ms: each
+ *    of those writes that finds PE 1 asleep rings it, PE 1 wakes and raises
+ *    its flag again, and no ring may leave it asleep with its flag down.
  * Other PE counts: skip (77), except PEs past 2, which just take part. */
 #include <shmem.h>
 #include <stdio.h>
@@ -21,8 +24,9 @@
 #include "sync/backoff.h"
 #include "sync/wake.h"
 
-static long word_p, word_amo, data[64], ready;
-static uint64_t sig;
+static long word_p, word_amo, data[64], ready, others_done;
+/* PE 1's sleep counters (shoal_backoff_naps): waits that slept, sleeps. */
+static uint64_t sig, naps[2];
 static double stamp[4];
 
 static double now_s(void)
@@ -82,32 +86,67 @@ static void no_sleeper_no_ring(int me)
     shmem_barrier_all();
 }
 
-enum how { BY_P, BY_PUT, BY_AMO, BY_SIGNAL, HOWS };
-static const char *const names[HOWS] = {"p", "put", "atomic add", "signal set"};
+enum how { BY_P, BY_PUT, BY_AMO, BY_SIGNAL, AFTER_NOISE, HOWS };
+static const char *const names[HOWS] = {"p", "put", "atomic add", "signal set", "p after 100 ms of other rings"};
+static long noise, go_on, pe1_go;
 
-static void woken_by(int me, enum how how)
+/* PE 0 writes only once nothing but its store can touch PE 1's sleepers
+ * flag and PE 1 sleeps in this wait, else the write may rightly ring nothing:
+ * - every other PE was done with the barrier before PE 1 began its wait: a
+ *   writer that stored PE 1's release and lost its core before its load of
+ *   the flag would clear it later. PEs past 1 tell PE 0 (others_done), PE 0
+ *   raises pe1_go in its own memory, PE 1 reads it (a write into PE 1 would
+ *   be such a writer again); PEs past 1 then stay away from PE 1, in no
+ *   barrier, until PE 0 is done (go_on);
+ * - PE 1 left the barrier, whose wait may have left its flag up a moment
+ *   (ready carries PE 1's sleep count from then, plus one);
+ * - PE 1 slept since: it raised its flag in this wait and checked its word
+ *   once more; its sleep, 5 s long, ends early only by a ring. */
+static void await_sleeping_pe1(const char *name)
+{
+    shmem_long_wait_until(&ready, SHMEM_CMP_NE, 0);
+    const uint64_t before = (uint64_t)ready - 1;
+    for (int i = 0; i < 10000 && shmem_uint64_atomic_fetch(&naps[1], 1) == before; i++) pause_ms(1);
+    CHECK_MSG(shmem_uint64_atomic_fetch(&naps[1], 1) != before, "%s: PE 1 did not go to sleep in its wait within 10 s",
+              name);
+    CHECK_MSG(shoal_wake_peer_asleep(1), "%s: PE 1 sleeps with its sleepers flag down", name);
+}
+
+static void woken_by(int me, int npes, enum how how)
 {
     shmem_barrier_all();
     if (me == 0) {
         const uint64_t rings = __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED);
-        pause_ms(30); /* PE 1 is asleep by now, unless its core was taken */
-        /* On a loaded machine PE 1 may not have run since the barrier:
-         * write only once its sleepers flag is up (at most 10 s). */
-        for (int i = 0; i < 1000 && !shoal_wake_peer_asleep(1); i++) pause_ms(10);
-        CHECK_MSG(shoal_wake_peer_asleep(1), "%s: PE 1 did not go to sleep in its wait within 10 s", names[how]);
+        shmem_long_wait_until(&others_done, SHMEM_CMP_EQ, npes - 2);
+        __atomic_store_n(&pe1_go, 1, __ATOMIC_RELEASE);
+        await_sleeping_pe1(names[how]);
         long v = 42 + how;
+        if (how == AFTER_NOISE) {
+            /* Each ring wakes PE 1, which raises its flag again: the rings
+             * land in that window too, and must not leave it deaf. */
+            const double end = now_s() + 0.1;
+            for (long i = 1; now_s() < end; i++) shmem_long_p(&noise, i, 1);
+            CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) > rings, "%s: no ring", names[how]);
+        }
         stamp[0] = now_s();
         switch (how) {
-        case BY_P: shmem_long_p(&word_p, v, 1); break;
+        case BY_P:
+        case AFTER_NOISE: shmem_long_p(&word_p, v, 1); break;
         case BY_PUT: shmem_long_put(&word_p, &v, 1, 1); break;
         case BY_AMO: shmem_long_atomic_add(&word_p, v, 1); break;
         default: shmem_signal_set(&sig, (uint64_t)v, 1); break;
         }
-        CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) > rings, "%s rang no bell",
-                  names[how]);
+        /* After the noise the flag may be down a moment, rightly: PE 1 is
+         * awake then, and rechecks its word before sleeping again. */
+        CHECK_MSG(how == AFTER_NOISE || __atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) > rings,
+                  "%s rang no bell", names[how]);
         shmem_double_p(&stamp[0], stamp[0], 1);
+        for (int pe = 2; pe < npes; pe++) shmem_long_p(&go_on, 1, pe);
     } else if (me == 1) {
+        while (shmem_long_g(&pe1_go, 0) == 0) compute_for(0.0001);
         const uint64_t rung = __atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED);
+        shmem_long_p(&ready, (long)__atomic_load_n(&naps[1], __ATOMIC_RELAXED) + 1, 0);
+        __atomic_store_n(&shoal_backoff_futex_fixed_ns, 5000000000l, __ATOMIC_RELAXED);
         long got;
         if (how == BY_SIGNAL)
             got = (long)shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, (uint64_t)(42 + how));
@@ -116,15 +155,20 @@ static void woken_by(int me, enum how how)
             got = word_p;
         }
         const double woke = now_s();
+        __atomic_store_n(&shoal_backoff_futex_fixed_ns, 0, __ATOMIC_RELAXED);
         CHECK_MSG(got == 42 + how, "%s: woke with %ld, expected %d", names[how], got, 42 + how);
         CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED) > rung,
                   "%s: the writer did not ring the sleeping wait's bell", names[how]);
         shmem_barrier_all();
         CHECK_MSG(woke - stamp[0] < 1.0, "%s: woke %.3f s after the store", names[how], woke - stamp[0]);
+    } else {
+        shmem_long_atomic_inc(&others_done, 0);
+        shmem_long_wait_until(&go_on, SHMEM_CMP_NE, 0);
     }
     if (me != 1) shmem_barrier_all();
-    word_p = 0;
+    word_p = noise = 0;
     sig = 0;
+    ready = others_done = go_on = pe1_go = 0;
     shmem_barrier_all();
 }
 
@@ -142,8 +186,9 @@ int main(void)
         return TEST_SKIP;
     }
     shoal_backoff_configure(65536, "sleep", shoal_rt.machine_pes);
+    shoal_backoff_naps = naps;
     no_sleeper_no_ring(me);
-    for (int how = 0; how < HOWS; how++) woken_by(me, (enum how)how);
+    for (int how = 0; how < HOWS; how++) woken_by(me, shmem_n_pes(), (enum how)how);
     shmem_finalize();
     return test_finish();
 }
