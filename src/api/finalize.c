@@ -148,6 +148,7 @@ static void wait_for(const uint64_t *word, uint64_t mask, uint64_t target, struc
         shoal_backoff_wait(&b);
         if (w) watch_peers(w);
     }
+    shoal_backoff_end(&b);
 }
 
 /* PE 0, once everyone arrived: the one line for the job about PEs that

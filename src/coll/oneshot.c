@@ -70,6 +70,7 @@ static uint64_t begin(const struct shoal_group *g)
         for (int r = 0; r < g->size; r++) {
             struct shoal_backoff b = {0};
             while (__atomic_load_n(done_of(g, r), __ATOMIC_ACQUIRE) < tag - 2) shoal_backoff_wait(&b);
+            shoal_backoff_end(&b);
         }
     return tag;
 }

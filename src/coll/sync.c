@@ -71,10 +71,12 @@ static void linear_barrier(struct shoal_group *g)
             while (__atomic_load_n(release, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
             shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_RELEASE, (uint64_t)-1);
         }
+        shoal_backoff_end(&b);
         return;
     }
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_ARRIVE);
     while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1)) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
     shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, (uint64_t)-(int64_t)(n - 1));
     for (int r = 1; r < n; r++) {
         if (g->epoch)

@@ -157,6 +157,7 @@ static void await_own(const struct shoal_group *g, size_t word, uint64_t value)
     struct shoal_backoff b = {0};
     if (!g->epoch) value = 1;
     while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < value) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
     if (!g->epoch) shoal_word_add(g->seg, word, pe, (uint64_t)-1);
 }
 
