@@ -4,7 +4,9 @@
  * microseconds as bench_p2p does (median of 3 timed runs), so
  * scripts/bench_shared_cores.sh can set Shoal's and OSHMEM's ping-pong
  * against the machine's own floor in the same run. */
+#ifndef _GNU_SOURCE /* the benchmark scripts pass -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -10,7 +10,9 @@
 # scenario also the machine's floor, bench/pingpong_floor.c), and from
 # bench_coll at 8 bytes: barrier_all, sum_reduce (8-byte long sum_to_all),
 # fcollect (fcollect64 of 8 bytes). Libraries/settings: OSHMEM; Shoal with
-# SHMEM_WAIT_POLICY=auto (the default), spin, yield and sleep. The order of
+# SHMEM_WAIT_POLICY=auto (the default), spin, yield and sleep; in 4on2 and
+# 16on2 also the machine's floor for the barrier (bench/barrier_floor.c:
+# no library, yields while waiting). The order of
 # the five rotates from run to run. A run that passes RUN_TIMEOUT seconds
 # (spinning on shared cores can take minutes) is recorded as a timeout.
 # Writes docs/bench/shared_cores.csv, .md and .png (or into $OUT).
@@ -38,8 +40,10 @@ for prog in p2p coll; do
     "$build/install/bin/oshcc" $cflags -o "$build/shoal/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
     /usr/bin/oshcc $cflags -o "$build/peer/bench_$prog" "bench/bench_$prog.c" bench/bench_util.c
 done
-# The machine's own floor for a ping-pong (no library), run beside the quiet scenario.
+# The machine's own floors (no library): a ping-pong, run beside the quiet
+# scenario, and a barrier of as many processes as PEs, beside 4on2 and 16on2.
 cc $cflags -o "$build/pingpong_floor" bench/pingpong_floor.c
+cc $cflags -o "$build/barrier_floor" bench/barrier_floor.c
 
 cpus=0,1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -96,6 +100,11 @@ scenario() { # name pes
             load=$(cut -d' ' -f1 /proc/loadavg)
             timeout "$RUN_TIMEOUT" taskset -c $cpus "$build/pingpong_floor" | awk -F, -v ld="$load" -v r="$rep" \
                 '{print "quiet,2," ld ",floor,pingpong," $4 "," r}' >>"$csv" || true
+        elif [ "$n" -gt 2 ]; then
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            timeout "$RUN_TIMEOUT" taskset -c $cpus "$build/barrier_floor" "$n" $coll_iters |
+                awk -F, -v s="$name" -v n="$n" -v ld="$load" -v r="$rep" \
+                    '{print s "," n "," ld ",floor,barrier_all," $4 "," r}' >>"$csv" || true
         fi
         rep=$((rep + 1))
     done

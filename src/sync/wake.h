@@ -18,10 +18,12 @@
  * writer's load comes after the barrier and sees `sleepers`, or its store
  * was drained by the barrier and the waiter's recheck sees the value.
  * Where the kernel lacks membarrier, writers fence (shoal_wake_fence) and
- * the waiter fences. The waiter then reads `bell`, rechecks its condition
- * (the caller's loop does), and only then FUTEX_WAITs on `bell` expecting
- * what it read: a ring between the read and the sleep changes `bell`, so
- * the kernel refuses to sleep (EAGAIN). A timeout bounds every sleep as a
+ * the waiter fences. The waiter reads `bell` before it raises the flag,
+ * rechecks its condition after (the caller's loop does), and only then
+ * FUTEX_WAITs on `bell` expecting what it read: any ring after the read,
+ * including one for another word that cleared the flag just raised,
+ * changes `bell`, so the kernel refuses to sleep (EAGAIN) and the wait
+ * raises its flag again. A timeout bounds every sleep as a
  * safety net for writers that do not ring: plain stores through shmem_ptr,
  * words a PE writes into its own memory for others to read, a second thread
  * of the same PE clearing `sleepers` as its own wait ends (shoal_wake_end). */
