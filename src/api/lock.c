@@ -114,8 +114,7 @@ void pshmem_set_lock(long *lock)
     SHOAL_OBS_SPAN(sp, SHOAL_OBS_LOCK, "shmem_set_lock", -1, 0);
     struct shoal_backoff b = {0};
     shoal_blocked_call("shmem_set_lock", SHOAL_WHERE_LOCK, lock, -1);
-    while (!try_claim("shmem_set_lock", lock, 1)) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, !try_claim("shmem_set_lock", lock, 1));
     lock_result("shmem_set_lock", shoal_lock_acquire(seg, off));
     set_held(lock);
     shoal_blocked_lock_held(lock, 1);

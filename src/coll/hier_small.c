@@ -63,8 +63,7 @@ static void member_call(struct shoal_group *g, struct shoal_coll_buf src, int le
     shoal_group_aux_add(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1);
     const uint64_t *release = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_RELEASE);
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, leader) + 1};
-    while (__atomic_load_n(release, __ATOMIC_ACQUIRE) < tag) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < tag);
     shoal_coll_unpublish(g);
 }
 
@@ -75,8 +74,7 @@ static void gather_host(struct shoal_group *g, int members)
     if (members == 1) return;
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
     struct shoal_backoff b = {0};
-    while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1)) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1));
     shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
 }
 

@@ -79,8 +79,7 @@ static inline const unsigned char *shoal_coll_line_receive(const struct shoal_gr
     const struct shoal_rd_line *line =
         shoal_route_direct(SHOAL_SEG_HEAP, shoal_coll_line_off(g, p, i), shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {0};
-    while (__atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) < tag) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) < tag);
     return line->data;
 }
 

@@ -69,8 +69,7 @@ static uint64_t begin(const struct shoal_group *g)
     if (tag > 2 && *g->oneshot_bcast == tag - 1)
         for (int r = 0; r < g->size; r++) {
             struct shoal_backoff b = {0};
-            while (__atomic_load_n(done_of(g, r), __ATOMIC_ACQUIRE) < tag - 2) shoal_backoff_wait(&b);
-            shoal_backoff_end(&b);
+            SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(done_of(g, r), __ATOMIC_ACQUIRE) < tag - 2);
         }
     return tag;
 }
@@ -87,8 +86,7 @@ static const struct shoal_oneshot_line *await_line(const struct shoal_group *g, 
 {
     const struct shoal_oneshot_line *line = line_of(g, g->rank, (int)(tag & 1), writer);
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, writer) + 1};
-    while (__atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag);
     return line;
 }
 

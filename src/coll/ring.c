@@ -73,8 +73,7 @@ static void await_step(const struct shoal_group *g, uint64_t value)
 {
     const uint64_t *w = shoal_route_direct(g->seg, ring_word(g), shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {0};
-    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < value) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(w, __ATOMIC_ACQUIRE) < value);
 }
 
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,

@@ -48,8 +48,7 @@ static void flat_barrier(struct shoal_group *g, uint64_t epoch)
     struct shoal_backoff b = {0};
     const uint64_t *release = shoal_route_direct(g->seg, g->aux_offset + SHOAL_COLL_AUX_RELEASE * sizeof(uint64_t),
                                                  shoal_group_pe(g, 0));
-    while (__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch);
 }
 
 static void linear_barrier(struct shoal_group *g)
@@ -75,8 +74,7 @@ static void linear_barrier(struct shoal_group *g)
         return;
     }
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_ARRIVE);
-    while (__atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1)) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1));
     shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, (uint64_t)-(int64_t)(n - 1));
     for (int r = 1; r < n; r++) {
         if (g->epoch)

@@ -156,8 +156,7 @@ static void await_own(const struct shoal_group *g, size_t word, uint64_t value)
     const uint64_t *w = shoal_route_direct(g->seg, word, pe);
     struct shoal_backoff b = {0};
     if (!g->epoch) value = 1;
-    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < value) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(w, __ATOMIC_ACQUIRE) < value);
     if (!g->epoch) shoal_word_add(g->seg, word, pe, (uint64_t)-1);
 }
 

@@ -96,6 +96,15 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
  * it and no writer cleared it (else the next writer rings for nothing). */
 void shoal_backoff_end(struct shoal_backoff *b);
 
+/* A whole wait: backs off while cond holds, then drops the flag. Waits use
+ * it so none can forget the end (a flag left up costs the next writer a
+ * futex wake and makes peers count this PE asleep). */
+#define SHOAL_BACKOFF_WHILE(b, cond)                   \
+    do {                                               \
+        while (cond) shoal_backoff_wait(b);            \
+        shoal_backoff_end(b);                          \
+    } while (0)
+
 /* A non-blocking poll that failed (shmem_test_lock) is usually called again
  * at once by a loop in the program. With more PEs than cores, such a loop
  * would keep the core from the PE it waits for (a lock holder preempted

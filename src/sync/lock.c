@@ -111,8 +111,7 @@ shoal_status_t shoal_lock_acquire(int seg, size_t offset)
     if (st != SHOAL_OK || pred == 0) return st;
     st = node_or(seg, offset, (int)pred - 1, me_plus_one());
     struct shoal_backoff b = {0};
-    while (st == SHOAL_OK && !(node_load(seg, offset) & GRANTED)) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, st == SHOAL_OK && !(node_load(seg, offset) & GRANTED));
     return st;
 }
 
@@ -135,8 +134,7 @@ shoal_status_t shoal_lock_release(int seg, size_t offset)
         if (st != SHOAL_OK || seen == me_plus_one()) return st;
         /* Someone swapped in after me: wait until it has linked. */
         struct shoal_backoff b = {0};
-        while (!(succ = node_load(seg, offset) & SUCCESSOR_MASK)) shoal_backoff_wait(&b);
-        shoal_backoff_end(&b);
+        SHOAL_BACKOFF_WHILE(&b, !(succ = node_load(seg, offset) & SUCCESSOR_MASK));
     }
     return node_or(seg, offset, (int)succ - 1, GRANTED);
 }

@@ -64,8 +64,7 @@ int shoal_cmp_holds(struct shoal_scalar t, int cmp, uint64_t lhs, uint64_t rhs)
 void shoal_wait_scalar(struct shoal_scalar t, const void *ivar, int cmp, uint64_t value)
 {
     struct shoal_backoff b = {0};
-    while (!shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), value)) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    SHOAL_BACKOFF_WHILE(&b, !shoal_cmp_holds(t, cmp, shoal_scalar_load(t, ivar), value));
 }
 
 static size_t wait_set_loop(struct shoal_scalar t, const void *ivars, size_t nelems, size_t *indices,
