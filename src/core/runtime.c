@@ -10,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/random.h>
+
+#include "core/machine.h"
 #include "core/team.h"
 #include "util/log.h"
 
@@ -21,8 +24,12 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
     return st;
 }
 
-/* Each PE's record: its node key, then its machine id. */
-#define HOST_RECORD (SHOAL_NODE_KEY_MAX + SHOAL_MACHINE_ID_MAX)
+/* Each PE's record: its node key, its machine id, and 64 random bits that
+ * name the machine's board (core/machine.h) when it is the machine's
+ * lowest PE. */
+#define MACHINE_ID_AT SHOAL_NODE_KEY_MAX
+#define BOARD_NAME_AT (SHOAL_NODE_KEY_MAX + SHOAL_MACHINE_ID_MAX)
+#define HOST_RECORD (BOARD_NAME_AT + 8)
 
 /* Numbers the hosts by their lowest PE from the bootstrap's node keys, so
  * every PE derives the same numbering, and counts the PEs sharing this
@@ -34,7 +41,10 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
     if (!all) return SHOAL_ERR_NOMEM;
     char mine[HOST_RECORD] = {0};
     memcpy(mine, rt->boot->node_key, SHOAL_NODE_KEY_MAX - 1);
-    shoal_boot_machine_id(mine + SHOAL_NODE_KEY_MAX);
+    shoal_boot_machine_id(mine + MACHINE_ID_AT);
+    uint64_t board_name = 0;
+    if (getrandom(&board_name, sizeof board_name, 0) != (ssize_t)sizeof board_name) board_name = 0;
+    memcpy(mine + BOARD_NAME_AT, &board_name, sizeof board_name);
     shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, all);
     if (st == SHOAL_OK) {
         rt->n_nodes = 0;
@@ -49,10 +59,14 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
         }
         rt->my_node = rt->peers[rt->my_pe].node;
         rt->node_pes = rt->machine_pes = 0;
+        rt->machine_board = 0;
         for (int pe = 0; pe < n; pe++) {
+            const char *rec = all + (size_t)pe * HOST_RECORD;
             rt->node_pes += rt->peers[pe].node == rt->my_node;
-            rt->machine_pes += !memcmp(all + (size_t)pe * HOST_RECORD + SHOAL_NODE_KEY_MAX, mine + SHOAL_NODE_KEY_MAX,
-                                       SHOAL_MACHINE_ID_MAX);
+            if (memcmp(rec + MACHINE_ID_AT, mine + MACHINE_ID_AT, SHOAL_MACHINE_ID_MAX)) continue;
+            if (!rt->machine_pes) memcpy(&rt->machine_board, rec + BOARD_NAME_AT, sizeof rt->machine_board);
+            if (pe == rt->my_pe) rt->machine_rank = rt->machine_pes;
+            rt->machine_pes++;
         }
     }
     free(all);
@@ -322,8 +336,14 @@ shoal_status_t shoal_runtime_init(int requested_thread_level, char *err, size_t 
     /* The team bitmap is cleared before the barrier, so no peer reads it
      * (a split) before it is ready. */
     shoal_team_init_predefined();
+    /* Hosts that share this machine's cores count their running PEs on one
+     * board; its creator makes it before the barrier, the others open it
+     * after. Without one (a random draw failed) waits count their host. */
+    const int board = rt->machine_pes > rt->node_pes && rt->machine_board;
+    const int creator = board && rt->machine_rank == 0 && shoal_machine_board_create(rt->machine_pes, rt->machine_board);
     st = rt->boot->ops->barrier(rt->boot);
     if (st != SHOAL_OK) return fail(st, err, errlen, "the start-up %s failed: %s", "barrier");
+    if (board) shoal_machine_board_join(rt->machine_rank, rt->machine_pes, rt->machine_board, creator);
     rt->initialized = 1;
     return SHOAL_OK;
 }
@@ -337,6 +357,7 @@ void shoal_runtime_finalize(void)
     __atomic_store_n(&rt->plain_calls, 0, __ATOMIC_RELAXED);
     rt->initialized = 0;
     rt->finalized = 1;
+    shoal_machine_board_close();
     shoal_team_fini_predefined();
     if (rt->transport != &shoal_transport_shm) rt->transport->fini(&rt->transport_setup);
     if (rt->mapped_shm) shoal_transport_shm.fini(&rt->transport_setup);

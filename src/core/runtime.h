@@ -44,6 +44,8 @@ struct shoal_runtime {
     /* PEs sharing this machine's cores: hosts made of namespaces on one
      * machine count together, so waits know when to stop spinning. */
     int machine_pes;
+    int machine_rank;       /* this PE among them, by PE number */
+    uint64_t machine_board; /* the name of their board (core/machine.h); 0: none */
     /* The table for peers that are not direct: ofi when a job spans hosts
      * (or SHMEM_TRANSPORT=ofi), else shm. */
     const struct shoal_transport_ops *transport;

@@ -5,9 +5,10 @@
  * budget follows what the PE last measured, at most every SENSE_NS and only
  * from waits already past their spin (a wait that ends while spinning costs
  * nothing extra):
- * - more PEs of this host are awake (not asleep in a wait: their sleepers
- *   flag, sync/wake.h, is down) than it has cores: a waiter spinning holds
- *   the core its writer needs, so it yields at once, which hands the core
+ * - more PEs of this machine are awake (not asleep in a wait: their
+ *   sleepers flag, sync/wake.h, is down; across namespace hosts on one
+ *   machine, their slot on core/machine.h's board) than it has cores: a
+ *   waiter spinning holds the core its writer needs, so it yields at once, which hands the core
  *   to another PE (measured faster than a futex round trip at 4 and 16 PEs
  *   on 2 cores, docs/bench/shared_cores.md), for about a millisecond (by
  *   the measured cost of a yield), then sleeps: a PE idle for longer would
@@ -17,7 +18,9 @@
  *   of a spin, so the choice follows PEs falling asleep and waking;
  * - where PEs outnumber cores but no more than the cores are awake (two PEs
  *   exchange while the others sleep in a barrier), it spins as below, then
- *   yields as above (a sleeper may wake at any time), then sleeps;
+ *   yields as above (a sleeper may wake at any time), then sleeps; when
+ *   writers come through a transport and the count may miss PEs of other
+ *   hosts on these cores (no board), the spin stops after 64 polls;
  * - otherwise a wait spins up to SHMEM_WAIT_SPIN polls while most recent
  *   waits ended within their spin ("spin paid off"), else 2048 polls (some
  *   hundred microseconds); then it yields 256 times and sleeps, or, when
@@ -28,6 +31,8 @@
  * spin, yield and sleep fix the phases instead: spin only (never give the
  * core up), yield only, sleep at once. */
 #include "sync/backoff.h"
+
+#include "core/machine.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -75,6 +80,7 @@ static struct {
     /* Some peer's writes arrive through a transport, whose threads apply
      * them (they ring no bell) and need this host's cores too. */
     int transport_writers;
+    int machine_counted; /* awake counts every PE of the machine (its board) */
 } pol = {.n_local = -1, .yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -120,10 +126,15 @@ static int list_local(void)
     return 1;
 }
 
-/* PEs of this host whose sleepers flag is down (computing, spinning or
- * yielding), this PE included; all of them until the list exists. */
+/* PEs of this machine not asleep in a wait (computing, spinning or
+ * yielding), this PE included. Where hosts share the machine's cores, from
+ * their board (core/machine.h) once every PE joined it; else this host's
+ * PEs whose sleepers flag is down, all of them until the list exists. */
 static int count_awake(void)
 {
+    const int machine = shoal_machine_running();
+    __atomic_store_n(&pol.machine_counted, machine >= 0, __ATOMIC_RELAXED);
+    if (machine >= 0) return machine;
     if (!list_local()) return INT_MAX;
     int awake = 0;
     for (int i = 0; i < pol.n_local; i++) awake += !shoal_wake_peer_asleep(pol.local[i]);
@@ -156,9 +167,14 @@ static void apply(void)
             contended = 2;
             spin = 0;
             yields = over_yields;
-        } else if (shoal_backoff_oversubscribed && pol.transport_writers) {
-            /* The awake count misses the transport's threads, which apply
-             * the peers' writes: a few polls, then hand them the core. */
+        } else if (shoal_backoff_oversubscribed && pol.transport_writers &&
+                   !__atomic_load_n(&pol.machine_counted, __ATOMIC_RELAXED)) {
+            /* The awake count misses PEs of other hosts on these cores (no
+             * board): a few polls, then hand the core to whoever applies
+             * the peers' writes. With the machine's count, a wait spins
+             * as below: the transport's threads, woken by data, preempt a
+             * spinning PE (2 namespace hosts x 2 PEs on 2 cores, tls,
+             * ping-pong: 31-41 us capped, 12-14 us counted). */
             contended = 2;
             spin = cfg < 64 ? cfg : 64;
             yields = over_yields;
@@ -270,7 +286,9 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         if (ns > FABRIC_MAX_SLEEP_NS) ns = FABRIC_MAX_SLEEP_NS;
         b->sleeps++;
         struct timespec ts = {0, ns};
+        shoal_machine_sleep_begin();
         nanosleep(&ts, NULL);
+        shoal_machine_sleep_end();
         return;
     }
     if (!b->armed) {
@@ -286,7 +304,9 @@ void shoal_backoff_slow(struct shoal_backoff *b)
     const long fixed_ns = __atomic_load_n(&shoal_backoff_futex_fixed_ns, __ATOMIC_RELAXED);
     if (fixed_ns) ns = fixed_ns;
     b->sleeps++;
+    shoal_machine_sleep_begin();
     shoal_wake_sleep(b->bell, ns);
+    shoal_machine_sleep_end();
     b->armed = 0;
 }
 
