@@ -61,7 +61,9 @@ int shoal_machine_board_create(int pes, uint64_t name)
 
 void shoal_machine_board_join(int rank, int pes, uint64_t name, int creator)
 {
-    if (pes < 2 || rank < 0 || rank >= pes) return;
+    /* A lowest PE that could not create the board must not open one of
+     * the same name that somebody else made. */
+    if (pes < 2 || rank < 0 || rank >= pes || (rank == 0 && !creator)) return;
     if (!creator) {
         board_name(name);
         /* Another host's /dev/shm, or a creator that failed: no board. */
