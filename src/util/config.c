@@ -30,7 +30,7 @@ const struct shoal_config_var shoal_config_vars[] = {
     {"SHMEM_WAIT_SPIN", SHOAL_CONFIG_INT, "65536",
      "Most polls a waiting PE spins before it starts to yield and sleep, 0 to 10000000 (some milliseconds of "
      "spinning); under SHMEM_WAIT_POLICY=auto waits spin less while the CPUs are contended and not at all while more "
-     "PEs of this host are awake than it has cores "
+     "PEs of this machine are awake than it has cores "
      "(docs/design.md, 'Waiting on shared cores', says when setting it still helps).",
      FIELD(wait_spin), .min = 0, .max = 10000000, .unit = "polls"},
     /* issue 17 (h-wait): waits on shared cores */
