@@ -81,6 +81,7 @@ static struct {
      * them (they ring no bell) and need this host's cores too. */
     int transport_writers;
     int machine_counted; /* awake counts every PE of the machine (its board) */
+    int yields_serve;    /* yielding waits drive the transport themselves */
 } pol = {.n_local = -1, .yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
@@ -146,7 +147,7 @@ static void apply(void)
     const unsigned long cfg = pol.configured_spin;
     unsigned long spin = cfg;
     unsigned yields = 256;
-    int contended = 0;
+    int contended = 0, yields_serve = 0;
     switch (pol.policy) {
     case SHOAL_WAIT_SPIN_ONLY: spin = ULONG_MAX; yields = 0; break;
     case SHOAL_WAIT_YIELD: spin = 0; yields = UINT_MAX; break;
@@ -167,6 +168,7 @@ static void apply(void)
             contended = 2;
             spin = 0;
             yields = over_yields;
+            yields_serve = 1;
         } else if (shoal_backoff_oversubscribed && pol.transport_writers &&
                    !__atomic_load_n(&pol.machine_counted, __ATOMIC_RELAXED)) {
             /* The awake count misses PEs of other hosts on these cores (no
@@ -195,6 +197,7 @@ static void apply(void)
     }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
+    __atomic_store_n(&pol.yields_serve, yields_serve, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
     __atomic_store_n(&shoal_backoff_spin, spin, __ATOMIC_RELAXED);
 }
@@ -267,9 +270,22 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         if (b->polls < __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED)) return;
     }
     if (past < __atomic_load_n(&pol.yields, __ATOMIC_RELAXED)) {
+        /* More PEs awake than cores: waits yield from their first poll,
+         * so they never held the transport's lease and its threads served
+         * every incoming operation, each a wake-up and two context switches
+         * on the crowded cores. Driving the transport between yields keeps
+         * them parked (2x2 namespace hosts on 2 cores, 3 alternating runs:
+         * ofi fcollect 716-946 -> 445-531 us, sum 668-1120 -> 486-760; tls
+         * barrier 89-102 -> 68-77). Elsewhere a yielding wait hands them
+         * its operations (ping-pong, where that was measured no better). */
+        if (__atomic_load_n(&pol.yields_serve, __ATOMIC_RELAXED) && shoal_backoff_progress)
+            shoal_backoff_progress();
+        else if (shoal_backoff_rest)
+            shoal_backoff_rest();
         timed_yield();
         return;
     }
+    if (shoal_backoff_rest) shoal_backoff_rest();
     if (past == 0 || (past & 63) == 0) sense(now_ns(), 0);
     /* With a fabric the wait must come back to drive it (unless the
      * fabric's threads serve it), a PE without a mapped wake word has no

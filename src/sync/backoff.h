@@ -38,7 +38,8 @@ extern int shoal_backoff_oversubscribed;
 extern void (*shoal_backoff_progress)(void);
 /* The same for a wait past its spin, which yields or sleeps between calls:
  * the transport's rest where it has one (its threads then serve peers
- * meanwhile), else its progress. */
+ * meanwhile), else its progress. Waits that yield because more PEs are
+ * awake than cores call the progress instead (backoff.c says why). */
 extern void (*shoal_backoff_rest)(void);
 /* Nonzero when the fabric's own threads serve incoming operations, so a
  * wait need not come back to drive it. */
@@ -88,7 +89,6 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         shoal_cpu_relax();
         return;
     }
-    if (shoal_backoff_rest) shoal_backoff_rest();
     shoal_backoff_slow(b);
 }
 
