@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <sys/random.h>
 
 #include "core/machine.h"
 #include "core/team.h"

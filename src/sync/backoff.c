@@ -8,11 +8,11 @@
  * - more PEs of this machine are awake (not asleep in a wait: their
  *   sleepers flag, sync/wake.h, is down; across namespace hosts on one
  *   machine, their slot on core/machine.h's board) than it has cores: a
- *   waiter spinning holds the core its writer needs, so it yields at once, which hands the core
- *   to another PE (measured faster than a futex round trip at 4 and 16 PEs
- *   on 2 cores, docs/bench/shared_cores.md), for about a millisecond (by
- *   the measured cost of a yield), then sleeps: a PE idle for longer would
- *   only take turns from the PEs that work. Where a yield comes back after
+ *   waiter spinning holds the core its writer needs, so it yields at once,
+ *   which hands the core to another PE (measured faster than a futex round
+ *   trip at 4 and 16 PEs on 2 cores, docs/bench/shared_cores.md), for about
+ *   a millisecond (by the measured cost of a yield), then sleeps: a PE idle
+ *   for longer would only take turns from the PEs that work. Where a yield comes back after
  *   a whole time slice (another program runs there) it yields 8 times and
  *   sleeps. Waits recount the awake PEs as they yield and every 256 polls
  *   of a spin, so the choice follows PEs falling asleep and waking;
