@@ -28,6 +28,9 @@
  *   or tasks waited for a CPU a tenth of the last interval, from the
  *   kernel's "some" total in /proc/pressure/cpu), yields 32 times, none if
  *   a yield costs a whole time slice, and sleeps.
+ * In that last case a wait that sees peers' operations applied in this PE
+ * (backoff.h, shoal_backoff_incoming) spins again from the start: it is
+ * serving them.
  * spin, yield and sleep fix the phases instead: spin only (never give the
  * core up), yield only, sleep at once. */
 #include "sync/backoff.h"
@@ -49,6 +52,8 @@ void (*shoal_backoff_rest)(void);
 int shoal_backoff_progress_optional;
 uint64_t *shoal_backoff_naps;
 long shoal_backoff_futex_fixed_ns;
+long long (*shoal_backoff_incoming)(void);
+int shoal_backoff_spin_serves;
 _Thread_local unsigned long shoal_backoff_started;
 
 #define SENSE_NS 10000000l           /* 10 ms between measures */
@@ -147,7 +152,7 @@ static void apply(void)
     const unsigned long cfg = pol.configured_spin;
     unsigned long spin = cfg;
     unsigned yields = 256;
-    int contended = 0, yields_serve = 0;
+    int contended = 0, yields_serve = 0, spin_serves = 0;
     switch (pol.policy) {
     case SHOAL_WAIT_SPIN_ONLY: spin = ULONG_MAX; yields = 0; break;
     case SHOAL_WAIT_YIELD: spin = 0; yields = UINT_MAX; break;
@@ -192,12 +197,14 @@ static void apply(void)
             yields = !contended ? 256 : yield_ns > YIELD_SLICE_NS ? 0 : 32;
             /* Sleepers of this host wake at any time: yield to them. */
             if (shoal_backoff_oversubscribed) yields = over_yields;
+            spin_serves = spin > 0;
         }
         break;
     }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields_serve, yields_serve, __ATOMIC_RELAXED);
+    __atomic_store_n(&shoal_backoff_spin_serves, spin_serves, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
     __atomic_store_n(&shoal_backoff_spin, spin, __ATOMIC_RELAXED);
 }
@@ -262,6 +269,15 @@ static void count_nap(const struct shoal_backoff *b)
 void shoal_backoff_slow(struct shoal_backoff *b)
 {
     const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
+    /* Peers' operations came meanwhile (applied by this wait's rest, or
+     * by the transport's threads): back to spinning, which serves them. A
+     * wait that raised its sleepers flag sleeps on it instead (a writer of
+     * this host rings it), as spinning with it up would make writers ring
+     * for nothing and peers count this PE asleep. */
+    if (!b->flagged && shoal_backoff_serving(b)) {
+        b->polls = 1;
+        return;
+    }
     const unsigned long past = b->polls - 1 - (b->polls - 1 < spin ? b->polls - 1 : spin);
     if (past == 0) missed++;
     if (shoal_backoff_oversubscribed) {
@@ -311,6 +327,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         /* Raise the flag, then let the caller check its condition once
          * more before sleeping (wake.h: the lost wake-up). */
         b->armed = shoal_wake_arm(&b->bell);
+        b->flagged |= b->armed;
         if (b->armed && !b->sleeps) b->first_bell = b->bell;
         return;
     }

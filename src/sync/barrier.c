@@ -26,6 +26,7 @@ void shoal_barrier_init(void)
     shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
     shoal_backoff_rest = shoal_rt.fabric && shoal_rt.transport->rest ? shoal_rt.transport->rest : shoal_backoff_progress;
     shoal_backoff_progress_optional = shoal_rt.fabric && shoal_rt.transport->serves_itself;
+    shoal_backoff_incoming = shoal_rt.fabric ? shoal_rt.transport->incoming : NULL;
 }
 
 void shoal_word_fail(const char *what, int pe, shoal_status_t st)

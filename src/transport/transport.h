@@ -113,6 +113,10 @@ struct shoal_transport_ops {
     /* Nonzero when the transport's own threads apply incoming operations
      * (progress only speeds them up): a PE may then sleep on its bell. */
     int serves_itself;
+    /* A value that changes whenever some thread of this PE has applied a
+     * peer's operation (NULL where the transport cannot tell): a wait that
+     * sees it move serves peers by spinning (sync/backoff.h). */
+    long long (*incoming)(void);
     /* Releases peer mappings and endpoints. Collective. */
     void (*fini)(struct shoal_transport_setup *setup);
 };

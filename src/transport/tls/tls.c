@@ -125,6 +125,11 @@ static void tls_rest(void)
     shoal_tls_serve(1, 0);
 }
 
+static long long tls_incoming(void)
+{
+    return atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed);
+}
+
 static shoal_status_t tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
                                   size_t len)
 {
@@ -148,5 +153,6 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .progress = tls_progress,
     .rest = tls_rest,
     .serves_itself = 1,
+    .incoming = tls_incoming,
     .fini = tls_fini,
 };
