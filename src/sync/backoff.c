@@ -12,10 +12,11 @@
  *   which hands the core to another PE (measured faster than a futex round
  *   trip at 4 and 16 PEs on 2 cores, docs/bench/shared_cores.md), for about
  *   a millisecond (by the measured cost of a yield), then sleeps: a PE idle
- *   for longer would only take turns from the PEs that work. Where a yield comes back after
- *   a whole time slice (another program runs there) it yields 8 times and
- *   sleeps. Waits recount the awake PEs as they yield and every 256 polls
- *   of a spin, so the choice follows PEs falling asleep and waking;
+ *   for longer would only take turns from the PEs that work. Where a yield
+ *   comes back after a whole time slice (another program runs there) it
+ *   yields 8 times and sleeps. Waits recount the awake PEs as they yield
+ *   and every 256 polls of a spin, so the choice follows PEs falling asleep
+ *   and waking;
  * - where PEs outnumber cores but no more than the cores are awake (two PEs
  *   exchange while the others sleep in a barrier), it spins as below, then
  *   yields as above (a sleeper may wake at any time), then sleeps; when

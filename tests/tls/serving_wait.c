@@ -64,14 +64,15 @@ int main(void)
         CHECK_MSG(wrong == 0, "%ld of %ld gets returned a wrong value", wrong, gets);
     } else {
         const uint64_t n0 = naps_now();
-        long t0 = now_ns();
+        const long t0 = now_ns();
         shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 1);
         const uint64_t n1 = naps_now();
-        long t1 = now_ns();
+        const long t1 = now_ns();
         shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 2);
         const uint64_t n2 = naps_now();
-        long t2 = now_ns();
-        const double idle_rate = (double)(n1 - n0) / ((t1 - t0) / 1e6), serve_rate = (double)(n2 - n1) / ((t2 - t1) / 1e6);
+        const long t2 = now_ns();
+        const double idle_rate = (double)(n1 - n0) / ((t1 - t0) / 1e6);
+        const double serve_rate = (double)(n2 - n1) / ((t2 - t1) / 1e6);
         printf("serving_wait: naps per ms, idle wait %.2f (%llu), wait serving gets %.2f (%llu)\n", idle_rate,
                (unsigned long long)(n1 - n0), serve_rate, (unsigned long long)(n2 - n1));
         CHECK_MSG(n1 > n0, "the idle wait of %.0f ms never napped", (t1 - t0) / 1e6);
