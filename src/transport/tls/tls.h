@@ -164,6 +164,8 @@ struct shoal_tls_lib {
     __typeof__(SSL_SESSION_set_cipher) *SESSION_set_cipher;
     __typeof__(SSL_SESSION_set_protocol_version) *SESSION_set_protocol_version;
     __typeof__(SSL_set0_wbio) *set0_wbio;
+    __typeof__(SSL_set0_rbio) *set0_rbio;
+    __typeof__(SSL_ctrl) *ctrl;
     __typeof__(BIO_ctrl) *BIO_ctrl;
     __typeof__(BIO_new) *BIO_new;
     __typeof__(BIO_new_socket) *BIO_new_socket;
@@ -229,6 +231,8 @@ void shoal_tls_serve(int gets, int spinning);
 void shoal_tls_serve_release(void);
 /* Whether fd has data (or has ended), without blocking. */
 int shoal_tls_readable(int fd);
+/* Whether ssl holds data already read from its socket. */
+int shoal_tls_pending(SSL *ssl);
 /* Sends the ACKs a wait left owed; called after this PE's own requests. */
 void shoal_tls_pay_acks(void);
 void shoal_tls_server_stop(void);

@@ -199,7 +199,7 @@ static void read_answer(struct shoal_tls_conn *c, struct shoal_tls_rep *rep, con
 static void read_acks(struct shoal_tls_conn *c, const char *what, int pe)
 {
     for (;;) {
-        if (!shoal_tls_lib.has_pending(c->ssl) && !shoal_tls_readable(c->fd)) break;
+        if (!shoal_tls_pending(c->ssl) && !shoal_tls_readable(c->fd)) break;
         struct shoal_tls_rep rep;
         recv_or_fail(c, &rep, sizeof rep, what, pe);
         if (rep.kind != SHOAL_TLS_ACK) stream_failed(what, pe, "an answer nothing asked for");

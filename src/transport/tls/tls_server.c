@@ -290,7 +290,7 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
     int applied = 0;
     uint64_t atomics = s->atomics;
     for (;;) {
-        if (!shoal_tls_lib.has_pending(s->ssl)) {
+        if (!shoal_tls_pending(s->ssl)) {
             /* A waiter that applied a put would not acknowledge it now
              * anyway (below): it returns to what it waits for at once, and
              * looks at the socket again on its next call, one system call
