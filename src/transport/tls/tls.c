@@ -117,24 +117,19 @@ static void tls_fini(struct shoal_transport_setup *setup)
  * them too (tls_server.c says why), leasing the streams while it spins. */
 static void tls_progress(void)
 {
+    shoal_tls_drain_gets();
     shoal_tls_serve(1, 1);
 }
 
 static void tls_rest(void)
 {
+    shoal_tls_drain_gets();
     shoal_tls_serve(1, 0);
 }
 
 static long long tls_incoming(void)
 {
     return atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed);
-}
-
-static shoal_status_t tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
-                                  size_t len)
-{
-    /* Complete on return, which satisfies "filled by the next quiet". */
-    return shoal_tls_get(ctx, pe, seg, offset, dst, len);
 }
 
 const struct shoal_transport_ops shoal_transport_tls = {
@@ -144,7 +139,7 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .ctx_destroy = shoal_tls_ctx_destroy,
     .put = shoal_tls_put,
     .get = shoal_tls_get,
-    .get_nbi = tls_get_nbi,
+    .get_nbi = shoal_tls_get_nbi,
     .amo = shoal_tls_amo,
     .signal = shoal_tls_signal,
     .put_signal = shoal_tls_put_signal,

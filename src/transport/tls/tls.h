@@ -38,6 +38,8 @@
 #include "transport/transport.h"
 
 #define SHOAL_TLS_KEY_LEN 32
+/* get_nbi answers one stream may leave unread (tls_client.c). */
+#define SHOAL_TLS_DEFERRED_MAX 16
 
 /* Wire format: a request header, then for a PUT its len bytes. Every field
  * little-endian (x86 and aarch64 hosts: memory order). */
@@ -51,7 +53,8 @@ struct shoal_tls_req {
     uint8_t amo_op;   /* AMO: enum shoal_amo_op */
     uint8_t fetch;    /* AMO: 1 when the old value is wanted (a reply follows) */
     uint8_t uncounted; /* AMO, PUT_SIGNAL: a signal (transport.h): neither counted nor acknowledged */
-    uint8_t pad[2];
+    uint8_t deferred; /* GET: a get_nbi, whose answer the initiator reads later (tls_server.c) */
+    uint8_t pad;
     uint64_t offset;  /* in the target's segment */
     uint64_t len;     /* PUT, GET: bytes */
     uint64_t operand; /* AMO */
@@ -81,6 +84,15 @@ struct shoal_tls_conn {
     unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
     int signalled;   /* signals sent since the stream was last read: a refusal may wait there */
     int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
+    /* get_nbi requests whose answers are still to be read, oldest first
+     * (tls_client.c): where each goes and which request it was. */
+    struct shoal_tls_deferred_get {
+        void *dst;
+        size_t len;
+        uint64_t seq; /* sent, once it was */
+    } deferred[SHOAL_TLS_DEFERRED_MAX];
+    unsigned deferred_first, deferred_count; /* count: read unlocked by shoal_tls_drain_gets */
+    size_t deferred_bytes;
 };
 
 struct shoal_tctx {
@@ -127,6 +139,7 @@ struct shoal_tls {
      * request the waiter would never take the lease back. */
     atomic_llong applied_ns;
     atomic_int acks_owed; /* some stream's ACK was left by a wait (tls_server.c) */
+    atomic_int deferred_gets; /* get_nbi answers unread on any stream of this PE */
 };
 
 extern struct shoal_tls shoal_tls;
@@ -255,5 +268,10 @@ shoal_status_t shoal_tls_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum
                                     enum shoal_amo_op op, uint64_t operand);
 void shoal_tls_fence(shoal_tctx_t *ctx);
 void shoal_tls_quiet(shoal_tctx_t *ctx);
+shoal_status_t shoal_tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                 size_t len);
+/* Reads the get_nbi answers that have arrived (waits call it: a target may
+ * be blocked writing one until this PE reads it). */
+void shoal_tls_drain_gets(void);
 
 #endif

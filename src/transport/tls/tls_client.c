@@ -3,7 +3,9 @@
  * A context holds one stream per target PE, opened at its first use. A
  * stream carries one request at a time (its lock also covers the reply),
  * so several threads on one context take turns, and threads with their own
- * contexts never meet. Puts and non-fetching atomics are sent at once
+ * contexts never meet. The exception is get_nbi, whose answers wait to be
+ * read until quiet, the stream's next other request or a wait of this PE
+ * (shoal_tls_get_nbi). Puts and non-fetching atomics are sent at once
  * (the target applies them without waiting for anything more from us) and
  * not answered; the target acknowledges them when it finds the stream idle.
  * Quiet reads the ACKs that have come and waits only on streams that still
@@ -30,6 +32,8 @@
 /* Requests sent without reading the stream before queued ACKs are read:
  * keeps them few enough that the target never blocks writing them. */
 #define UNREAD_MAX 64
+/* get_nbi answer bytes one stream may leave unread (shoal_tls_get_nbi). */
+#define DEFERRED_BYTES ((size_t)1 << 20)
 
 static void failure_line(char *line, size_t len, const char *what, int pe, const char *reason)
 {
@@ -135,8 +139,8 @@ struct pipe_guard {
 
 /* Locks the context's stream to pe (opening it at first use), with SIGPIPE
  * blocked in this thread until unlock_stream where a write to it may raise
- * one (its handshake; kernel TLS). */
-static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, struct pipe_guard *g)
+ * one (its handshake; kernel TLS). get_nbi answers may still be unread. */
+static struct shoal_tls_conn *lock_with_deferred(shoal_tctx_t *ctx, int pe, struct pipe_guard *g)
 {
     struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
     struct shoal_tls_conn *c = &t->conn[pe];
@@ -179,9 +183,9 @@ static void take_ack(struct shoal_tls_conn *c, const struct shoal_tls_rep *rep, 
     __atomic_store_n(&c->acked, rep->value, __ATOMIC_RELAXED);
 }
 
-/* Reads the answer to the request just sent, taking in the ACKs before it.
+/* Reads the answer to request number seq, taking in the ACKs before it.
  * The answer says that every request before it was applied too. */
-static void read_answer(struct shoal_tls_conn *c, struct shoal_tls_rep *rep, const char *what, int pe)
+static void read_answer(struct shoal_tls_conn *c, struct shoal_tls_rep *rep, uint64_t seq, const char *what, int pe)
 {
     for (;;) {
         recv_or_fail(c, rep, sizeof *rep, what, pe);
@@ -192,7 +196,30 @@ static void read_answer(struct shoal_tls_conn *c, struct shoal_tls_rep *rep, con
     if (rep->kind == SHOAL_TLS_EARLIER) refused("a put or atomic before it", pe, rep);
     if (rep->kind != SHOAL_TLS_ANSWER) stream_failed(what, pe, "a malformed answer");
     if (rep->status) refused(what, pe, rep);
-    __atomic_store_n(&c->acked, c->sent, __ATOMIC_RELAXED);
+    if (seq > c->acked) __atomic_store_n(&c->acked, seq, __ATOMIC_RELAXED);
+}
+
+/* Reads the oldest get_nbi answer on c into its destination. */
+static void complete_oldest(struct shoal_tls_conn *c, int pe)
+{
+    const struct shoal_tls_deferred_get *d = &c->deferred[c->deferred_first];
+    struct shoal_tls_rep rep;
+    read_answer(c, &rep, d->seq, "get", pe);
+    recv_or_fail(c, d->dst, d->len, "get", pe);
+    c->deferred_first = (c->deferred_first + 1) % SHOAL_TLS_DEFERRED_MAX;
+    c->deferred_bytes -= d->len;
+    __atomic_store_n(&c->deferred_count, c->deferred_count - 1, __ATOMIC_RELAXED);
+    atomic_fetch_sub_explicit(&shoal_tls.deferred_gets, 1, memory_order_relaxed);
+}
+
+/* The stream locked with every get_nbi answer read: any reply read next is
+ * in order, and a request written next cannot block behind a target that
+ * is itself blocked writing answers this PE has not read. */
+static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, struct pipe_guard *g)
+{
+    struct shoal_tls_conn *c = lock_with_deferred(ctx, pe, g);
+    while (c->deferred_count) complete_oldest(c, pe);
+    return c;
 }
 
 /* Reads the ACKs that have arrived, without waiting. */
@@ -263,11 +290,62 @@ shoal_status_t shoal_tls_get(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     struct shoal_tls_conn *c = lock_stream(ctx, pe, &g);
     send_or_fail(c, &q, sizeof q, 0, "get", pe);
     __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
-    read_answer(c, &rep, "get", pe);
+    read_answer(c, &rep, c->sent, "get", pe);
     recv_or_fail(c, dst, len, "get", pe);
     unlock_stream(c, &g);
     shoal_tls_pay_acks();
     return SHOAL_OK;
+}
+
+/* A get whose answer is read later: at quiet, by the next other request on
+ * the stream, or by a wait of this PE once it arrives. Requests go out at
+ * once, so the target seals the next answer while this PE opens the one
+ * before. DEFERRED_BYTES bounds what one stream leaves unread (the newest
+ * get always stays): a target blocks writing no more than that. */
+shoal_status_t shoal_tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, void *dst,
+                                 size_t len)
+{
+    if (!len) return SHOAL_OK;
+    const struct shoal_tls_req q = {.op = SHOAL_TLS_GET, .seg = (uint8_t)seg, .deferred = 1, .offset = offset,
+                                    .len = len};
+    struct pipe_guard g;
+    struct shoal_tls_conn *c = lock_with_deferred(ctx, pe, &g);
+    if (c->deferred_count == SHOAL_TLS_DEFERRED_MAX) complete_oldest(c, pe);
+    send_or_fail(c, &q, sizeof q, 0, "get", pe);
+    __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
+    c->deferred[(c->deferred_first + c->deferred_count) % SHOAL_TLS_DEFERRED_MAX] =
+        (struct shoal_tls_deferred_get){dst, len, c->sent};
+    c->deferred_bytes += len;
+    __atomic_store_n(&c->deferred_count, c->deferred_count + 1, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&shoal_tls.deferred_gets, 1, memory_order_relaxed);
+    while (c->deferred_bytes > DEFERRED_BYTES && c->deferred_count > 1) complete_oldest(c, pe);
+    unlock_stream(c, &g);
+    shoal_tls_pay_acks();
+    return SHOAL_OK;
+}
+
+/* Reads the get_nbi answers already arriving on t's streams; streams
+ * another thread holds are left to it. */
+static void drain_context(struct shoal_tctx *t)
+{
+    for (int pe = 0; t->conn && pe < shoal_tls.n_pes; pe++) {
+        struct shoal_tls_conn *c = &t->conn[pe];
+        if (!__atomic_load_n(&c->deferred_count, __ATOMIC_RELAXED) || pthread_mutex_trylock(&c->lock) != 0)
+            continue;
+        struct pipe_guard g = {.blocked = c->sigpipe};
+        if (g.blocked) shoal_tls_sigpipe_block(&g.old);
+        while (c->deferred_count && (shoal_tls_pending(c->ssl) || shoal_tls_readable(c->fd))) complete_oldest(c, pe);
+        unlock_stream(c, &g);
+    }
+}
+
+void shoal_tls_drain_gets(void)
+{
+    if (!atomic_load_explicit(&shoal_tls.deferred_gets, memory_order_relaxed)) return;
+    drain_context(&shoal_tls.dflt);
+    if (pthread_mutex_trylock(&shoal_tls.ctx_lock) != 0) return;
+    for (struct shoal_tctx *t = shoal_tls.live; t; t = t->live_next) drain_context(t);
+    pthread_mutex_unlock(&shoal_tls.ctx_lock);
 }
 
 shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
@@ -282,7 +360,7 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
     if (fetched) {
         struct shoal_tls_rep rep;
         __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
-        read_answer(c, &rep, "atomic", pe);
+        read_answer(c, &rep, c->sent, "atomic", pe);
         *fetched = rep.value;
     } else {
         sent_unanswered(c, "atomic", pe);
@@ -369,6 +447,7 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
             shoal_tls_sigpipe_block(&old);
             blocked = 1;
         }
+        while (c->deferred_count) complete_oldest(c, pe);
         if (c->acked != c->sent || signalled) read_acks(c, what, pe);
         if (c->acked != c->sent)
             mine[pe] = 1; /* lock kept until the last ACK is read */

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/sockios.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -275,11 +277,28 @@ static void end_lease(void)
         if (atomic_load(&s->parked)) wake(s);
 }
 
+/* Whether an answer of len bytes goes into the socket's send buffer now
+ * whole, so writing it cannot block: the kernel counts a queued byte at
+ * most about twice (its buffers' overhead), and records add 22 bytes per
+ * 16 KiB. Two system calls, made only for answers that could block. */
+static int answer_fits(int fd, uint64_t len)
+{
+    int queued = 0, room = 0;
+    socklen_t size = sizeof room;
+    if (ioctl(fd, SIOCOUTQ, &queued) != 0 || getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &room, &size) != 0) return 0;
+    const uint64_t wire = sizeof(struct shoal_tls_rep) + len + (len / 16384 + 1) * 22;
+    return queued >= 0 && room > 0 && 2 * ((uint64_t)queued + wire) <= (uint64_t)room;
+}
+
 /* Applies every request already here, buffered in OpenSSL or waiting in
  * the socket. Called with s->lock held. -1 when the stream has ended.
  * Without gets, a large get is left to the stream's thread (woken for
  * it): the caller awaits an answer itself, and a large reply written while
- * the asker does the same to us would leave both blocked in writes.
+ * the asker does the same to us would leave both blocked in writes. So
+ * is a get_nbi's answer (deferred): the asker may read it only much later,
+ * and a waiter blocked writing it would hold serve_lock and stop this PE's
+ * every wait meanwhile. Either is answered here when the socket has room
+ * for it all, since that write cannot block.
  * Requests found applied and unanswered are acknowledged when the stream
  * is idle: at once with eager (the stream's thread) or after an atomic (a
  * barrier's or lock's signal, whose sender quiets next), else on a call
@@ -301,11 +320,13 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
                 return 0;
             }
         }
-        if (!gets) {
-            struct shoal_tls_req q;
+        if (!eager) {
+            struct shoal_tls_req q = {0};
             size_t n = 0;
             if (!shoal_tls_lib.peek_ex(s->ssl, &q, sizeof q, &n)) return -1;
-            if (n >= sizeof q && q.op == SHOAL_TLS_GET && q.len > SMALL_GET) {
+            const int may_block =
+                n >= sizeof q && q.op == SHOAL_TLS_GET && (q.deferred || (!gets && q.len > SMALL_GET));
+            if (may_block && !answer_fits(s->fd, q.len)) {
                 wake(s);
                 return 0;
             }
