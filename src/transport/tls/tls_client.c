@@ -208,7 +208,9 @@ static void complete_oldest(struct shoal_tls_conn *c, int pe)
     recv_or_fail(c, d->dst, d->len, "get", pe);
     c->deferred_first = (c->deferred_first + 1) % SHOAL_TLS_DEFERRED_MAX;
     c->deferred_bytes -= d->len;
-    __atomic_store_n(&c->deferred_count, c->deferred_count - 1, __ATOMIC_RELAXED);
+    /* Release: a quiet that finds none left without taking the lock
+     * (another thread drained them) sees the data too. */
+    __atomic_store_n(&c->deferred_count, c->deferred_count - 1, __ATOMIC_RELEASE);
     atomic_fetch_sub_explicit(&shoal_tls.deferred_gets, 1, memory_order_relaxed);
 }
 
@@ -417,9 +419,13 @@ void shoal_tls_fence(shoal_tctx_t *ctx)
     atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* Whether quiet must look at c: requests unacknowledged, or get_nbi answers
+ * unread or still being read by another thread (its answer counts as the
+ * ACK before its data is in). */
 static int unacked(struct shoal_tls_conn *c)
 {
-    return __atomic_load_n(&c->acked, __ATOMIC_RELAXED) != __atomic_load_n(&c->sent, __ATOMIC_RELAXED);
+    return __atomic_load_n(&c->deferred_count, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&c->acked, __ATOMIC_RELAXED) != __atomic_load_n(&c->sent, __ATOMIC_RELAXED);
 }
 
 void shoal_tls_quiet(shoal_tctx_t *ctx)
