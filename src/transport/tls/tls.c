@@ -114,7 +114,8 @@ static void tls_fini(struct shoal_transport_setup *setup)
 }
 
 /* Server threads apply peers' requests by themselves; a waiting PE applies
- * them too (tls_server.c says why), leasing the streams while it spins. */
+ * them too (tls_server.c says why), leasing the streams while it spins, and
+ * reads the get_nbi answers that have come (tls_client.c). */
 static void tls_progress(void)
 {
     shoal_tls_drain_gets();

@@ -91,7 +91,7 @@ struct shoal_tls_conn {
         size_t len;
         uint64_t seq; /* sent, once it was */
     } deferred[SHOAL_TLS_DEFERRED_MAX];
-    unsigned deferred_first, deferred_count; /* count: read unlocked by shoal_tls_drain_gets */
+    unsigned deferred_first, deferred_count; /* count: read unlocked by quiet and shoal_tls_drain_gets */
     size_t deferred_bytes;
 };
 

@@ -393,6 +393,24 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* OpenSSL's record buffer and the read buffer in front of the socket
+ * (gather_reads) both hold data already taken from the socket. */
+int shoal_tls_pending(SSL *ssl)
+{
+    return L.has_pending(ssl) || L.BIO_ctrl(L.get_rbio(ssl), BIO_CTRL_PENDING, 0, NULL) > 0;
+}
+
+/* poll(2) with no timeout reads the socket's state without taking its lock,
+ * which recv(MSG_PEEK) does: a waiter polling that way every microsecond
+ * fought the sender's packet delivery for the lock (7 % of a ping-pong's
+ * samples spun in it). An ended or failed stream counts as readable: the
+ * read that follows sees why. */
+int shoal_tls_readable(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
 /* Waking a thread that blocked in read costs tens of microseconds on an
  * idle core, as long as an answer takes to come; so a reader polls the
  * socket for up to AWAIT_SPIN_S first, as fabric waits poll their completion
@@ -404,22 +422,6 @@ void shoal_tls_sigpipe_restore(const sigset_t *old)
  * (serve) applies its peers' requests meanwhile: when two PEs wait for
  * each other's answers (both in quiet), neither then needs a server thread
  * to wake up; if it ends up blocking, it hands them back at once. */
-/* poll(2) with no timeout reads the socket's state without taking its lock,
- * which recv(MSG_PEEK) does: a waiter polling that way every microsecond
- * fought the sender's packet delivery for the lock (7 % of a ping-pong's
- * samples spun in it). An ended or failed stream counts as readable: the
- * read that follows sees why. */
-int shoal_tls_pending(SSL *ssl)
-{
-    return L.has_pending(ssl) || L.BIO_ctrl(L.get_rbio(ssl), BIO_CTRL_PENDING, 0, NULL) > 0;
-}
-
-int shoal_tls_readable(int fd)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    return poll(&p, 1, 0) > 0;
-}
-
 int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
     if (ssl && shoal_tls_pending(ssl)) return 1;
