@@ -55,6 +55,7 @@ uint64_t *shoal_backoff_naps;
 long shoal_backoff_futex_fixed_ns;
 long long (*shoal_backoff_incoming)(void);
 int shoal_backoff_spin_serves;
+int (*shoal_backoff_threads_busy)(void);
 _Thread_local unsigned long shoal_backoff_started;
 
 #define SENSE_NS 10000000l           /* 10 ms between measures */

@@ -57,6 +57,13 @@ extern int shoal_backoff_progress_optional;
  * the waiter asleep, 24 us spinning). */
 extern long long (*shoal_backoff_incoming)(void);
 extern int shoal_backoff_spin_serves;
+/* The transport's report that its own threads are applying or answering
+ * peers' operations now (NULL: none, or it cannot tell). A spinning wait
+ * then yields between its progress calls: such a thread on the waiter's
+ * core would otherwise get only what the spin leaves it (tls, one host,
+ * 2 PEs, the target idle in a barrier: its stream's thread at 60% of a
+ * core beside the spinning waiter while it opened 1 MiB puts). */
+extern int (*shoal_backoff_threads_busy)(void);
 /* Two counters in this PE's symmetric internal area, or NULL: waits that
  * went to sleep, and sleeps. A PE finalizing at exit reads them to tell a
  * peer blocked in one wait (perhaps on it) from one that computes. Only
@@ -109,6 +116,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
         if (shoal_backoff_progress && (n & 15) == 0) {
             shoal_backoff_progress();
             if (shoal_backoff_serving(b)) b->polls = 1;
+            if (shoal_backoff_threads_busy && shoal_backoff_threads_busy()) sched_yield();
         }
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
         if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;

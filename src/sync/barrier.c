@@ -27,6 +27,7 @@ void shoal_barrier_init(void)
     shoal_backoff_rest = shoal_rt.fabric && shoal_rt.transport->rest ? shoal_rt.transport->rest : shoal_backoff_progress;
     shoal_backoff_progress_optional = shoal_rt.fabric && shoal_rt.transport->serves_itself;
     shoal_backoff_incoming = shoal_rt.fabric ? shoal_rt.transport->incoming : NULL;
+    shoal_backoff_threads_busy = shoal_rt.fabric ? shoal_rt.transport->threads_busy : NULL;
 }
 
 void shoal_word_fail(const char *what, int pe, shoal_status_t st)

@@ -117,6 +117,10 @@ struct shoal_transport_ops {
      * peer's operation (NULL where the transport cannot tell): a wait that
      * sees it move serves peers by spinning (sync/backoff.h). */
     long long (*incoming)(void);
+    /* Nonzero while the transport's own threads are applying or answering
+     * peers' operations (NULL: it cannot tell): a spinning wait then gives
+     * up its core between polls, which such a thread may need. */
+    int (*threads_busy)(void);
     /* Releases peer mappings and endpoints. Collective. */
     void (*fini)(struct shoal_transport_setup *setup);
 };

@@ -133,6 +133,8 @@ static long long tls_incoming(void)
     return atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed);
 }
 
+static int tls_threads_busy(void) { return atomic_load_explicit(&shoal_tls.working, memory_order_relaxed) > 0; }
+
 const struct shoal_transport_ops shoal_transport_tls = {
     .name = "tls",
     .init = tls_init,
@@ -150,5 +152,6 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .rest = tls_rest,
     .serves_itself = 1,
     .incoming = tls_incoming,
+    .threads_busy = tls_threads_busy,
     .fini = tls_fini,
 };

@@ -138,6 +138,7 @@ struct shoal_tls {
      * the streams' threads count too, or once they won the race for a
      * request the waiter would never take the lease back. */
     atomic_llong applied_ns;
+    atomic_int working;   /* streams' threads inside a batch of requests (tls_server.c) */
     atomic_int acks_owed; /* some stream's ACK was left by a wait (tls_server.c) */
     atomic_int deferred_gets; /* get_nbi answers unread on any stream of this PE */
 };

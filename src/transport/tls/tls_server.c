@@ -362,7 +362,9 @@ static void *serve_stream(void *arg)
             atomic_store(&s->polling, 1);
             pthread_mutex_lock(&s->lock);
             const uint64_t before = s->served;
+            atomic_fetch_add_explicit(&shoal_tls.working, 1, memory_order_relaxed);
             int rc = serve_ready(s, 1, 1);
+            atomic_fetch_sub_explicit(&shoal_tls.working, 1, memory_order_relaxed);
             const int applied = s->served != before;
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
