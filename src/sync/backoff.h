@@ -19,6 +19,9 @@
 
 struct shoal_backoff {
     unsigned long polls;
+    /* Every spinning poll, never started over: its periodic checks fire
+     * even while serving keeps restarting polls (below). */
+    unsigned long ticks;
     /* World PE + 1 whose store ends the wait, or 0 (unknown): while that PE
      * sleeps itself, spinning cannot pay off. */
     int waits_on;
@@ -118,10 +121,11 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
             if (shoal_backoff_serving(b)) b->polls = 1;
             if (shoal_backoff_threads_busy && shoal_backoff_threads_busy()) sched_yield();
         }
+        const unsigned long t = b->ticks++;
         /* The awaited PE sleeps: it stores nothing until woken, so stop. */
-        if (b->waits_on && (n & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;
+        if (b->waits_on && (t & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
-        if (shoal_backoff_oversubscribed && (n & 255) == 255) shoal_backoff_recount();
+        if (shoal_backoff_oversubscribed && (t & 255) == 255) shoal_backoff_recount();
         shoal_cpu_relax();
         return;
     }

@@ -340,6 +340,7 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     struct shoal_config cfg;
     char err[320];
     memset(&shoal_ofi, 0, sizeof shoal_ofi);
+    shoal_ofi.wait_fd = -1;
     shoal_ofi.my_pe = setup->my_pe;
     shoal_ofi.n_pes = setup->n_pes;
     pthread_mutex_init(&shoal_ofi.ctx_lock, NULL);
@@ -437,6 +438,7 @@ static void ofi_fini(struct shoal_transport_setup *setup)
     pthread_mutex_destroy(&shoal_ofi.ctx_lock);
     pthread_mutex_destroy(&shoal_ofi.key_lock);
     memset(&shoal_ofi, 0, sizeof shoal_ofi);
+    shoal_ofi.wait_fd = -1;
 }
 
 const struct shoal_transport_ops shoal_transport_ofi = {
@@ -452,5 +454,6 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .quiet = shoal_ofi_quiet,
     .progress = shoal_ofi_progress,
     .rest = shoal_ofi_rest,
+    .incoming = shoal_ofi_incoming,
     .fini = ofi_fini,
 };

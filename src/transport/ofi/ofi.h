@@ -102,6 +102,10 @@ struct shoal_ofi {
     int mr_local;      /* local buffers must be registered */
     int mr_endpoint;   /* registrations are bound to one endpoint */
     int cq_wait;       /* the default CQ has a wait object (blocking sread) */
+    int wait_fd;       /* ... as a file descriptor (FI_WAIT_FD), or -1 */
+    /* Progress calls of the runtime's waits that found network data for
+     * this PE (ofi_progress.c): the transport's incoming mark. */
+    atomic_llong incoming;
     int prov_key;      /* the provider chooses keys (FI_MR_PROV_KEY) */
     uint64_t keys[8];  /* keys this PE requested so far: never reused */
     int n_keys;
@@ -183,6 +187,7 @@ void shoal_ofi_backoff(unsigned *n);
  * to yield or sleep (the thread serves peers from then on). */
 void shoal_ofi_progress(void);
 void shoal_ofi_rest(void);
+long long shoal_ofi_incoming(void);
 shoal_status_t shoal_ofi_thread_start(void);
 void shoal_ofi_thread_stop(void);
 

@@ -20,8 +20,17 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
      * can sleep in fi_cq_sread until the network has something for it. */
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
     if (is_default) {
-        cq_attr.wait_obj = FI_WAIT_UNSPEC;
+        /* A file descriptor first: the runtime's waits poll it to tell
+         * peers' traffic (ofi_progress.c, shoal_ofi_incoming). */
+        shoal_ofi.wait_fd = -1;
+        cq_attr.wait_obj = FI_WAIT_FD;
         ret = fi_cq_open(shoal_ofi.domain, &cq_attr, &ctx->cq, NULL);
+        int fd = -1;
+        if (ret == 0 && fi_control(&ctx->cq->fid, FI_GETWAIT, &fd) == 0 && fd >= 0) shoal_ofi.wait_fd = fd;
+        if (ret) {
+            cq_attr.wait_obj = FI_WAIT_UNSPEC;
+            ret = fi_cq_open(shoal_ofi.domain, &cq_attr, &ctx->cq, NULL);
+        }
         shoal_ofi.cq_wait = ret == 0;
         if (ret) cq_attr.wait_obj = FI_WAIT_NONE;
     }

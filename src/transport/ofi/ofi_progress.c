@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sched.h>
 #include <string.h>
@@ -173,9 +174,34 @@ static void serve(void)
     if (!shoal_ofi.thread_started) drain_live();
 }
 
+/* Whether the network holds data for this PE's default endpoint, looked at
+ * before a wait drives it. Providers report no completion for operations
+ * that target this PE, so this is how a wait tells that it serves peers
+ * (the incoming mark, sync/backoff.h): in a wait whose own operations are
+ * complete, what arrives is peers' requests (or what ends the wait).
+ * fi_trywait first: it says whether the wait object holds something and
+ * resets its signal, which would otherwise leave the descriptor readable
+ * for good (an idle PE then spun through whole barriers); the descriptor
+ * then says whether new bytes wait. The waiter drives progress right
+ * after, so a signal it takes from the progress thread is served anyway. */
+static void note_incoming(void)
+{
+    /* Every 4th call: two system calls each, and a serving wait needs to
+     * notice only once per few hundred polls (its spin is thousands). */
+    static _Thread_local unsigned calls;
+    if (shoal_ofi.wait_fd < 0 || (calls++ & 3) != 0) return;
+    struct fid *cq = &shoal_ofi.dflt.cq->fid;
+    struct pollfd p = {.fd = shoal_ofi.wait_fd, .events = POLLIN};
+    if (fi_trywait(shoal_ofi.fabric, &cq, 1) == -FI_EAGAIN || poll(&p, 1, 0) > 0)
+        atomic_fetch_add_explicit(&shoal_ofi.incoming, 1, memory_order_relaxed);
+}
+
+long long shoal_ofi_incoming(void) { return atomic_load_explicit(&shoal_ofi.incoming, memory_order_relaxed); }
+
 void shoal_ofi_progress(void)
 {
     if (shoal_ofi.thread_started && shoal_ofi.cq_wait) take_lease();
+    note_incoming();
     serve();
 }
 
