@@ -114,8 +114,9 @@ struct shoal_transport_ops {
      * (progress only speeds them up): a PE may then sleep on its bell. */
     int serves_itself;
     /* A value that changes whenever some thread of this PE has applied a
-     * peer's operation (NULL where the transport cannot tell): a wait that
-     * sees it move serves peers by spinning (sync/backoff.h). */
+     * peer's operation, or, where the provider reports none, has found
+     * peers' data arriving (NULL where the transport cannot tell): a wait
+     * that sees it move serves peers by spinning (sync/backoff.h). */
     long long (*incoming)(void);
     /* Nonzero while the transport's own threads are applying or answering
      * peers' operations (NULL: it cannot tell): a spinning wait then gives

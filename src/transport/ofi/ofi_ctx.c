@@ -22,7 +22,6 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     if (is_default) {
         /* A file descriptor first: the runtime's waits poll it to tell
          * peers' traffic (ofi_progress.c, shoal_ofi_incoming). */
-        shoal_ofi.wait_fd = -1;
         cq_attr.wait_obj = FI_WAIT_FD;
         ret = fi_cq_open(shoal_ofi.domain, &cq_attr, &ctx->cq, NULL);
         int fd = -1;
