@@ -57,6 +57,7 @@ capture_start() {
     hosts_spawn "$1" tcpdump -Z root -U --immediate-mode -B 65536 -n -i "$HOSTS_IFACE" -w "$2" "${3:-tcp port $PORT}" \
         2>"$2.err"
     CAP_PID=$HOSTS_PID
+    CAP_HOST=$1
     local i
     for ((i = 0; i < 50; i++)); do
         grep -q 'listening on' "$2.err" 2>/dev/null && return 0
@@ -65,11 +66,26 @@ capture_start() {
     fail "tcpdump did not start: $(cat "$2.err")"
     return 1
 }
+# capture_settle FILE: waits (10 s at most) until no connection on the
+# captured host can still send (TIME-WAIT and FIN-WAIT-2 cannot) and FILE
+# has not grown for 0.25 s. tcpdump stopped while a closing connection's
+# last packet is in flight counts it as taken but never writes it.
+capture_settle() {
+    local i size last=-1 open
+    for ((i = 0; i < 40; i++)); do
+        open=$(ip netns exec "$(hosts_ns "$CAP_HOST")" ss -tanH state established state syn-sent \
+            state syn-recv state fin-wait-1 state close-wait state last-ack state closing 2>/dev/null | wc -l)
+        size=$(stat -c %s "$1" 2>/dev/null || echo 0)
+        [ "$open" = 0 ] && [ "$size" = "$last" ] && return 0
+        [ "$open" = 0 ] && last=$size
+        sleep 0.25
+    done
+}
 # capture_stop FILE: stops tcpdump; fails when it did not write every
 # packet the filter took (the check would then look at part of the job).
 capture_stop() {
     local got took dropped
-    sleep 0.5
+    capture_settle "$1"
     kill -TERM "$CAP_PID" 2>/dev/null
     wait "$CAP_PID" 2>/dev/null
     grep -E 'packets (captured|received|dropped)' "$1.err" | sed 's/^/    tcpdump: /'
