@@ -78,7 +78,7 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
         return;
     }
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
-    struct shoal_backoff b = {0};
+    struct shoal_backoff b = {.writers_direct = shoal_coll_host_direct(&h, g)};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1));
     if (members > 1) shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
     int fenced = 0;

@@ -69,11 +69,12 @@ static void member_call(struct shoal_group *g, struct shoal_coll_buf src, int le
 
 /* The leader's wait for the host's other members, whose arrivals it then
  * takes back off its counter. */
-static void gather_host(struct shoal_group *g, int members)
+static void gather_host(struct shoal_group *g, const struct shoal_coll_hosts *h)
 {
+    const int members = h->start[h->host + 1] - h->start[h->host];
     if (members == 1) return;
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
-    struct shoal_backoff b = {0};
+    struct shoal_backoff b = {.writers_direct = shoal_coll_host_direct(h, g)};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1));
     shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
 }
@@ -114,7 +115,7 @@ static int begin_call(struct shoal_group *g, struct shoal_coll_hosts *h, struct 
         shoal_coll_hosts_fini(h);
         return 0;
     }
-    gather_host(g, h->start[h->host + 1] - first);
+    gather_host(g, h);
     src->published = 1;
     return 1;
 }

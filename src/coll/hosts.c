@@ -68,6 +68,13 @@ int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r)
     return -1;
 }
 
+int shoal_coll_host_direct(const struct shoal_coll_hosts *h, const struct shoal_group *g)
+{
+    for (int p = h->start[h->host]; p < h->start[h->host + 1]; p++)
+        if (!shoal_rt.peers[shoal_group_pe(g, h->order[p])].direct) return 0;
+    return 1;
+}
+
 int shoal_coll_group_hosts(const struct shoal_group *g)
 {
     /* Members usually come in host order (block placement): then one pass

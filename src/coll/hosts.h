@@ -31,5 +31,8 @@ void shoal_coll_hosts_fini(struct shoal_coll_hosts *h);
 int shoal_coll_group_hosts(const struct shoal_group *g);
 /* Position of group rank r. */
 int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r);
+/* Whether every member of this member's host reaches its memory directly,
+ * so that their stores ring its bell (sync/wake.h). */
+int shoal_coll_host_direct(const struct shoal_coll_hosts *h, const struct shoal_group *g);
 
 #endif

@@ -309,9 +309,10 @@ void shoal_backoff_slow(struct shoal_backoff *b)
      * fabric's threads serve it), a PE without a mapped wake word has no
      * bell, and writes from peers reached through a transport (its threads
      * apply them) ring no bell: all keep the timer schedule. A wait for a
-     * word that a PE of this host writes (a host member waiting for its
-     * leader's release) sleeps until that PE rings it. */
-    const int rung = b->waits_on && shoal_rt.peers[b->waits_on - 1].direct &&
+     * word that PEs of this host write (a host member waiting for its
+     * leader's release, a leader for its members' arrivals) sleeps until
+     * one rings it. */
+    const int rung = (b->writers_direct || (b->waits_on && shoal_rt.peers[b->waits_on - 1].direct)) &&
                      (!shoal_backoff_progress || shoal_backoff_progress_optional);
     if (!shoal_wake_word_of(shoal_rt.my_pe) ||
         (!rung && (shoal_backoff_progress || pol.transport_writers))) {

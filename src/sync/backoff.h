@@ -25,6 +25,10 @@ struct shoal_backoff {
     /* World PE + 1 whose store ends the wait, or 0 (unknown): while that PE
      * sleeps itself, spinning cannot pay off. */
     int waits_on;
+    /* Nonzero when every PE whose store ends the wait reaches this PE's
+     * memory directly, so rings its bell (a leader awaiting its host's
+     * members): the wait may sleep until rung, as with waits_on. */
+    int writers_direct;
     int armed;     /* this wait raised the sleepers flag (sync/wake.h) */
     int flagged;   /* ... at least once: it stays off the serving spin */
     uint32_t bell; /* the bell read when arming */
