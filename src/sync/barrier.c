@@ -25,7 +25,8 @@ void shoal_barrier_init(void)
     shoal_wake_setup();
     shoal_backoff_progress = shoal_rt.fabric ? shoal_rt.transport->progress : NULL;
     shoal_backoff_rest = shoal_rt.fabric && shoal_rt.transport->rest ? shoal_rt.transport->rest : shoal_backoff_progress;
-    shoal_backoff_progress_optional = shoal_rt.fabric && shoal_rt.transport->serves_itself;
+    shoal_backoff_progress_optional =
+        shoal_rt.fabric && shoal_rt.transport->serves_itself && shoal_rt.transport->serves_itself();
     shoal_backoff_incoming = shoal_rt.fabric ? shoal_rt.transport->incoming : NULL;
     shoal_backoff_threads_busy = shoal_rt.fabric ? shoal_rt.transport->threads_busy : NULL;
 }

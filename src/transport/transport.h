@@ -111,8 +111,9 @@ struct shoal_transport_ops {
      * threads from now on (NULL: progress). */
     void (*rest)(void);
     /* Nonzero when the transport's own threads apply incoming operations
-     * (progress only speeds them up): a PE may then sleep on its bell. */
-    int serves_itself;
+     * (progress only speeds them up): a PE may then sleep on its bell.
+     * Asked once, after init (NULL: never). */
+    int (*serves_itself)(void);
     /* A value that changes whenever some thread of this PE has applied a
      * peer's operation, or, where the provider reports none, has found
      * peers' data arriving (NULL where the transport cannot tell): a wait

@@ -2,9 +2,9 @@
  * hierarchical barrier or reduce sleeps until a member's arrival rings its
  * bell (sync/wake.h), not on a timer that wakes it every 1-100 us to poll
  * on cores its host's busy PEs need. Linked with the internal layers to
- * read the wake counters. Run by the netns tests at 2 hosts x 2 PEs with
- * the default transport between hosts (whose threads serve peers); other
- * layouts skip (77).
+ * read the wake counters. Run by the netns tests at 2 hosts x 2 PEs, over
+ * tls and over libfabric (SHMEM_ENCRYPT=off), whose threads serve peers;
+ * other layouts skip (77).
  * Each round the members compute 300 ms outside Shoal while the leaders
  * enter the collective at once, every futex sleep stretched to 5 s
  * (shoal_backoff_futex_fixed_ns), so that only a ring ends one in time.

@@ -441,6 +441,13 @@ static void ofi_fini(struct shoal_transport_setup *setup)
     shoal_ofi.wait_fd = -1;
 }
 
+/* The progress thread, or a provider with automatic progress, applies
+ * peers' operations while the PE's waits sleep. */
+static int ofi_serves_itself(void)
+{
+    return shoal_ofi.thread_started || shoal_ofi.info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+}
+
 const struct shoal_transport_ops shoal_transport_ofi = {
     .name = "ofi",
     .init = ofi_init,
@@ -455,5 +462,6 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .progress = shoal_ofi_progress,
     .rest = shoal_ofi_rest,
     .incoming = shoal_ofi_incoming,
+    .serves_itself = ofi_serves_itself,
     .fini = ofi_fini,
 };

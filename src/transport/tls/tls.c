@@ -133,6 +133,8 @@ static long long tls_incoming(void)
     return atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed);
 }
 
+static int tls_serves_itself(void) { return 1; }
+
 static int tls_threads_busy(void) { return atomic_load_explicit(&shoal_tls.working, memory_order_relaxed) > 0; }
 
 const struct shoal_transport_ops shoal_transport_tls = {
@@ -150,7 +152,7 @@ const struct shoal_transport_ops shoal_transport_tls = {
     .quiet = shoal_tls_quiet,
     .progress = tls_progress,
     .rest = tls_rest,
-    .serves_itself = 1,
+    .serves_itself = tls_serves_itself,
     .incoming = tls_incoming,
     .threads_busy = tls_threads_busy,
     .fini = tls_fini,
