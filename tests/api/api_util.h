@@ -6,10 +6,27 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
 #define GUARD_BYTE 0xA5
+
+/* Seconds on the monotonic clock. */
+static inline double test_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Keeps the CPU busy for that long, outside Shoal (no wait, no call). */
+static inline void test_compute_for(double seconds)
+{
+    volatile unsigned long x = 0;
+    const double end = test_now_s() + seconds;
+    while (test_now_s() < end) x++;
+}
 
 static inline void fill_pattern(unsigned char *p, size_t n, int pe, size_t first, unsigned salt)
 {

@@ -13,7 +13,6 @@
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "api_util.h"
 #include "core/runtime.h"
@@ -21,20 +20,6 @@
 #include "sync/wake.h"
 
 static long src, dst;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void compute_for(double seconds)
-{
-    volatile unsigned long x = 0;
-    const double end = now_s() + seconds;
-    while (now_s() < end) x++;
-}
 
 /* The lowest PE of this PE's host, and how many PEs the host has. */
 static int host_leader(int me, int npes, int *members)
@@ -55,15 +40,15 @@ static void round_of(const char *what, int me, int leader)
     const uint64_t sleeps = __atomic_load_n(&shoal_wake_stats.sleeps, __ATOMIC_RELAXED);
     const uint64_t rung = __atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED);
     __atomic_store_n(&shoal_backoff_futex_fixed_ns, 5000000000l, __ATOMIC_RELAXED);
-    if (me != leader) compute_for(0.3);
-    const double t0 = now_s();
+    if (me != leader) test_compute_for(0.3);
+    const double t0 = test_now_s();
     src = me + 1;
     dst = -1;
     if (what[0] == 'b')
         shmem_barrier_all();
     else
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, &dst, &src, 1);
-    const double took = now_s() - t0;
+    const double took = test_now_s() - t0;
     __atomic_store_n(&shoal_backoff_futex_fixed_ns, 0, __ATOMIC_RELAXED);
     const long n = shmem_n_pes();
     if (what[0] != 'b') CHECK_MSG(dst == n * (n + 1) / 2, "PE %d: %s gave %ld, want %ld", me, what, dst, n * (n + 1) / 2);

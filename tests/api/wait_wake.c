@@ -29,20 +29,6 @@ static long word_p, word_amo, data[64], ready, others_done;
 static uint64_t sig, naps[2];
 static double stamp[4];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void compute_for(double seconds)
-{
-    volatile unsigned long x = 0;
-    const double end = now_s() + seconds;
-    while (now_s() < end) x++;
-}
-
 static void pause_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000l};
@@ -73,7 +59,7 @@ static void no_sleeper_no_ring(int me)
     } else if (me == 1) {
         shmem_long_p(&ready, 1, 0);
         /* Computes (no Shoal wait) until PE 0 is done. */
-        while (__atomic_load_n(&word_p, __ATOMIC_ACQUIRE) != -1) compute_for(0.001);
+        while (__atomic_load_n(&word_p, __ATOMIC_ACQUIRE) != -1) test_compute_for(0.001);
     }
     shmem_barrier_all();
     if (me == 1) {
@@ -124,11 +110,11 @@ static void woken_by(int me, int npes, enum how how)
         if (how == AFTER_NOISE) {
             /* Each ring wakes PE 1, which raises its flag again: the rings
              * land in that window too, and must not leave it deaf. */
-            const double end = now_s() + 0.1;
-            for (long i = 1; now_s() < end; i++) shmem_long_p(&noise, i, 1);
+            const double end = test_now_s() + 0.1;
+            for (long i = 1; test_now_s() < end; i++) shmem_long_p(&noise, i, 1);
             CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rings, __ATOMIC_RELAXED) > rings, "%s: no ring", names[how]);
         }
-        stamp[0] = now_s();
+        stamp[0] = test_now_s();
         switch (how) {
         case BY_P:
         case AFTER_NOISE: shmem_long_p(&word_p, v, 1); break;
@@ -143,7 +129,7 @@ static void woken_by(int me, int npes, enum how how)
         shmem_double_p(&stamp[0], stamp[0], 1);
         for (int pe = 2; pe < npes; pe++) shmem_long_p(&go_on, 1, pe);
     } else if (me == 1) {
-        while (shmem_long_g(&pe1_go, 0) == 0) compute_for(0.0001);
+        while (shmem_long_g(&pe1_go, 0) == 0) test_compute_for(0.0001);
         const uint64_t rung = __atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED);
         shmem_long_p(&ready, (long)__atomic_load_n(&naps[1], __ATOMIC_RELAXED) + 1, 0);
         __atomic_store_n(&shoal_backoff_futex_fixed_ns, 5000000000l, __ATOMIC_RELAXED);
@@ -154,7 +140,7 @@ static void woken_by(int me, int npes, enum how how)
             shmem_long_wait_until(&word_p, SHMEM_CMP_EQ, 42 + how);
             got = word_p;
         }
-        const double woke = now_s();
+        const double woke = test_now_s();
         __atomic_store_n(&shoal_backoff_futex_fixed_ns, 0, __ATOMIC_RELAXED);
         CHECK_MSG(got == 42 + how, "%s: woke with %ld, expected %d", names[how], got, 42 + how);
         CHECK_MSG(__atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED) > rung,
