@@ -34,8 +34,11 @@ static int host_leader(int me, int npes, int *members)
     return leader;
 }
 
-static void round_of(const char *what, int me, int leader)
+enum call { BARRIER, SUM_REDUCE };
+
+static void round_of(enum call call, int me, int leader)
 {
+    const char *what = call == BARRIER ? "barrier_all" : "sum_reduce";
     shmem_barrier_all();
     const uint64_t sleeps = __atomic_load_n(&shoal_wake_stats.sleeps, __ATOMIC_RELAXED);
     const uint64_t rung = __atomic_load_n(&shoal_wake_stats.rung_waits, __ATOMIC_RELAXED);
@@ -44,14 +47,14 @@ static void round_of(const char *what, int me, int leader)
     const double t0 = test_now_s();
     src = me + 1;
     dst = -1;
-    if (what[0] == 'b')
+    if (call == BARRIER)
         shmem_barrier_all();
     else
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, &dst, &src, 1);
     const double took = test_now_s() - t0;
     __atomic_store_n(&shoal_backoff_futex_fixed_ns, 0, __ATOMIC_RELAXED);
     const long n = shmem_n_pes();
-    if (what[0] != 'b') CHECK_MSG(dst == n * (n + 1) / 2, "PE %d: %s gave %ld, want %ld", me, what, dst, n * (n + 1) / 2);
+    if (call == SUM_REDUCE) CHECK_MSG(dst == n * (n + 1) / 2, "PE %d: %s gave %ld, want %ld", me, what, dst, n * (n + 1) / 2);
     if (me != leader) return;
     CHECK_MSG(__atomic_load_n(&shoal_wake_stats.sleeps, __ATOMIC_RELAXED) > sleeps,
               "leader PE %d: its %s wait for its members never slept on its bell", me, what);
@@ -76,8 +79,8 @@ int main(void)
         shmem_finalize();
         return TEST_SKIP;
     }
-    for (int r = 0; r < 2; r++) round_of("barrier_all", me, leader);
-    round_of("sum_reduce", me, leader);
+    for (int r = 0; r < 2; r++) round_of(BARRIER, me, leader);
+    round_of(SUM_REDUCE, me, leader);
     shmem_barrier_all();
     shmem_finalize();
     return test_finish();

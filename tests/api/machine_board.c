@@ -10,7 +10,6 @@
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api_util.h"
@@ -20,31 +19,24 @@
 
 static long go, seen, arrived;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Samples the board until it says `want` PEs run; returns the last count. */
 static int await_running(int want, double seconds)
 {
-    const double end = now_s() + seconds;
+    const double end = test_now_s() + seconds;
     int r;
     do r = shoal_machine_running();
-    while (r != want && now_s() < end);
+    while (r != want && test_now_s() < end);
     return r;
 }
 
 static int await_policy_awake(int want, double seconds)
 {
-    const double end = now_s() + seconds;
+    const double end = test_now_s() + seconds;
     struct shoal_backoff_state st;
     do {
         shoal_backoff_sense_now();
         shoal_backoff_query(&st);
-    } while (st.awake != want && now_s() < end);
+    } while (st.awake != want && test_now_s() < end);
     return st.awake;
 }
 
@@ -86,12 +78,12 @@ int main(void)
     /* Everybody computes (no wait) until PE 0 has seen them all run. */
     if (me != 0) {
         shmem_long_atomic_add(&arrived, 1, 0);
-        const double end = now_s() + 30;
-        while (!shmem_long_test(&seen, SHMEM_CMP_EQ, 1) && now_s() < end) {}
+        const double end = test_now_s() + 30;
+        while (!shmem_long_test(&seen, SHMEM_CMP_EQ, 1) && test_now_s() < end) {}
         CHECK_MSG(seen == 1, "PE 0 did not report within 30 s");
     } else {
-        const double end = now_s() + 30;
-        while (shmem_long_atomic_fetch(&arrived, 0) < npes - 1 && now_s() < end) {}
+        const double end = test_now_s() + 30;
+        while (shmem_long_atomic_fetch(&arrived, 0) < npes - 1 && test_now_s() < end) {}
         const int r = await_running(npes, 10);
         CHECK_MSG(r == npes, "every PE computes outside a wait, yet the board says %d of %d run", r, npes);
         for (int pe = 1; pe < npes; pe++) shmem_long_p(&seen, 1, pe);
