@@ -5,7 +5,8 @@
  * socket buffers, on the same cores as the cipher when both ends share a
  * host (one host, or network namespace hosts).
  *
- * Two processes, one TCP connection on 127.0.0.1, 1 MiB messages:
+ * Two processes, one TCP connection (on 127.0.0.1, or between two network
+ * namespace hosts), 1 MiB messages:
  * - clear:  the sender sends from its source; the receiver receives
  *           straight into its destination (libfabric tcp's least work);
  * - sealed: the sender seals 16 KiB records (TLS 1.3's largest) laid out as
@@ -20,8 +21,11 @@
  *           fold the copy into the cipher pass.
  * The receiver checks every byte of the first and the last message (a
  * check of every message would add a pass of its own to both kinds).
- *   stream_floor   prints, as the bench/ probes do (figure,size,pes,value,
- *                  unit; the median of 5 runs, the two kinds alternating):
+ *   stream_floor                      both ends, over 127.0.0.1;
+ *   stream_floor --listen PORT        the receiving end, in one namespace,
+ *   stream_floor --connect ADDR PORT  and the sending end in another;
+ * the sending end prints, as the bench/ probes do (figure,size,pes,value,
+ * unit; the median of 5 runs, the two kinds alternating, a connection each):
  *   stream_clear, stream_sealed            GB/s (1e9 B/s) of payload
  *   stream_clear_cpu, stream_sealed_cpu    CPU time of both processes
  *                                          together per MiB (ms): the work
@@ -66,10 +70,10 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static double cpu_s(int who)
+static double cpu_s(void)
 {
     struct rusage u;
-    getrusage(who, &u);
+    getrusage(RUSAGE_SELF, &u);
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
@@ -126,13 +130,16 @@ static void open_record(EVP_CIPHER_CTX *c, unsigned long long seq, unsigned char
         die("opening a record");
 }
 
-static void sender(int fd, int sealed)
+/* Sends one run's messages; returns the receiver's CPU seconds for it. */
+static double sender(int fd, int sealed)
 {
     unsigned char *src = malloc(MESSAGE), *out = malloc(SEND_BUFFER);
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     if (!src || !out || !c || !EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL)) die("sender setup");
     for (size_t i = 0; i < MESSAGE; i++) src[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
+    const unsigned char kind = (unsigned char)sealed;
+    send_all(fd, &kind, 1);
     for (int m = 0; m < MESSAGES; m++) {
         if (!sealed) {
             send_all(fd, src, MESSAGE);
@@ -146,18 +153,25 @@ static void sender(int fd, int sealed)
         }
         send_all(fd, out, used);
     }
-    char ack;
-    if (recv(fd, &ack, 1, MSG_WAITALL) != 1) die("waiting for the receiver");
+    double receiver_cpu;
+    if (recv(fd, &receiver_cpu, sizeof receiver_cpu, MSG_WAITALL) != sizeof receiver_cpu)
+        die("waiting for the receiver");
     EVP_CIPHER_CTX_free(c);
     free(src);
     free(out);
+    return receiver_cpu;
 }
 
-static void receiver(int fd, int sealed)
+/* Receives one run (its kind comes first) and answers with its CPU time. */
+static void receiver(int fd)
 {
+    const double cpu0 = cpu_s();
+    unsigned char sealed;
+    if (recv(fd, &sealed, 1, MSG_WAITALL) != 1) die("receiving the run's kind");
     unsigned char *dst = malloc(MESSAGE), *in = malloc(READ_BUFFER), *expected = malloc(MESSAGE);
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (!dst || !in || !expected || !c || !EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL)) die("receiver setup");
+    if (!dst || !in || !expected || !c || !EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL))
+        die("receiver setup");
     for (size_t i = 0; i < MESSAGE; i++) expected[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
     size_t start = 0, end = 0; /* unopened bytes of in */
@@ -185,55 +199,105 @@ static void receiver(int fd, int sealed)
         }
         if (checked && memcmp(dst, expected, MESSAGE)) die("checking the received data");
     }
-    send_all(fd, "k", 1);
     EVP_CIPHER_CTX_free(c);
     free(dst);
     free(in);
     free(expected);
+    const double cpu = cpu_s() - cpu0;
+    send_all(fd, &cpu, sizeof cpu);
 }
 
-/* One run: returns GB/s and sets *cpu_ms to both processes' CPU per MiB. */
-static double run(int sealed, double *cpu_ms)
+static int listen_on(int port, struct sockaddr_in *addr)
 {
-    int lis = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    if (lis < 0 || bind(lis, (struct sockaddr *)&a, sizeof a) || getsockname(lis, (struct sockaddr *)&a, &alen) ||
-        listen(lis, 1))
-        die("listening on 127.0.0.1");
-    const double cpu0 = cpu_s(RUSAGE_SELF) + cpu_s(RUSAGE_CHILDREN);
-    pid_t child = fork();
-    if (child < 0) die("fork");
-    if (child == 0) {
-        close(lis);
+    const int one = 1;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    if (ls < 0) die("socket");
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    /* A port is given inside a namespace host, whose own address is the one
+     * to take; without one, loopback. */
+    *addr = (struct sockaddr_in){.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(port ? INADDR_ANY : INADDR_LOOPBACK)};
+    socklen_t len = sizeof *addr;
+    if (bind(ls, (struct sockaddr *)addr, len) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)addr, &len))
+        die("listen");
+    return ls;
+}
+
+static int connect_to(const struct sockaddr_in *addr)
+{
+    for (int tries = 0; tries < 500; tries++) { /* the listener may start later */
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) die("connect");
-        receiver(fd, sealed);
-        _exit(0);
+        if (fd < 0) die("socket");
+        if (connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0) return fd;
+        close(fd);
+        usleep(10000);
     }
-    int fd = accept(lis, NULL, NULL);
-    if (fd < 0) die("accept");
-    const double t = now_s();
-    sender(fd, sealed);
+    die("connect");
+    return -1;
+}
+
+/* The receiving end: one connection per run. */
+static void serve_runs(int ls)
+{
+    for (int k = 0; k < 2 * RUNS; k++) {
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0) die("accept");
+        receiver(fd);
+        close(fd);
+    }
+}
+
+/* One run: returns GB/s and sets *cpu_ms to both ends' CPU per MiB. */
+static double run(const struct sockaddr_in *to, int sealed, double *cpu_ms)
+{
+    int fd = connect_to(to);
+    const double cpu0 = cpu_s(), t = now_s();
+    const double receiver_cpu = sender(fd, sealed);
     const double took = now_s() - t;
-    int status;
-    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) die("the receiver");
     close(fd);
-    close(lis);
     const double mib = (double)MESSAGES * MESSAGE / (1 << 20);
-    /* Set-up is a few ms of 256 MiB's worth: counted, not worth excluding. */
-    *cpu_ms = (cpu_s(RUSAGE_SELF) + cpu_s(RUSAGE_CHILDREN) - cpu0) * 1e3 / mib;
+    *cpu_ms = (cpu_s() - cpu0 + receiver_cpu) * 1e3 / mib;
     return (double)MESSAGES * MESSAGE / took / 1e9;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     for (size_t i = 0; i < sizeof key; i++) key[i] = (unsigned char)(i * 13 + 5);
     for (size_t i = 0; i < sizeof iv; i++) iv[i] = (unsigned char)(i * 3 + 2);
+    struct sockaddr_in to;
+    pid_t child = -1;
+    if (argc == 3 && !strcmp(argv[1], "--listen")) {
+        serve_runs(listen_on(atoi(argv[2]), &to));
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "--connect")) {
+        to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
+        if (inet_pton(AF_INET, argv[2], &to.sin_addr) != 1) {
+            fprintf(stderr, "stream_floor: not an IPv4 address: %s\n", argv[2]);
+            return 2;
+        }
+    } else if (argc == 1) {
+        int ls = listen_on(0, &to);
+        child = fork();
+        if (child < 0) die("fork");
+        if (child == 0) {
+            serve_runs(ls);
+            _exit(0);
+        }
+        close(ls);
+    } else {
+        fprintf(stderr, "usage: stream_floor [--listen PORT | --connect ADDR PORT]\n");
+        return 2;
+    }
     double bw[2][RUNS], cpu[2][RUNS];
     for (int k = 0; k < RUNS; k++)
-        for (int sealed = 0; sealed < 2; sealed++) bw[sealed][k] = run(sealed, &cpu[sealed][k]);
-    printf("# stream_floor: 1 MiB messages over one TCP connection on 127.0.0.1, %d MiB a run; sealed: "
+        for (int sealed = 0; sealed < 2; sealed++) bw[sealed][k] = run(&to, sealed, &cpu[sealed][k]);
+    int status;
+    if (child > 0 && (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)))
+        die("the receiver");
+    printf("# stream_floor: 1 MiB messages over one TCP connection, %d MiB a "
+           "run; sealed: "
            "AES-128-GCM (EVP) in %d-byte TLS 1.3 records\n",
            MESSAGES, RECORD);
     printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);

@@ -16,17 +16,15 @@ build=${BUILD:-$root/build-bench}
 case $build in /*) ;; *) build=$root/$build ;; esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/shoal-tls-vs-ofi.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-LIBS="shoal-tls shoal-ofi" OUT="$work" BUILD="$build" bash "$root/scripts/bench_network.sh" || exit $?
+STREAM_FLOOR=1 LIBS="shoal-tls shoal-ofi" OUT="$work" BUILD="$build" bash "$root/scripts/bench_network.sh" || exit $?
 # Right after the libraries ran, the cipher's own ceiling on this machine
-# (bench/aead_floor.c) and the floor of a user-space TLS stream with no
-# library (bench/stream_floor.c): the bandwidth target is set against both.
-for floor in aead_floor stream_floor; do
-    cc -O2 -std=c11 -o "$build/$floor" "$root/bench/$floor.c" -lcrypto -lpthread ||
-        { echo "tls_vs_ofi.sh: bench/$floor.c does not build" >&2; exit 1; }
-    "$build/$floor" >>"$work/floors.txt" || exit 1
-done
+# (bench/aead_floor.c); the floor of a user-space TLS stream with no library
+# (bench/stream_floor.c) ran in each setup beside them (STREAM_FLOOR=1).
+cc -O2 -std=c11 -o "$build/aead_floor" "$root/bench/aead_floor.c" -lcrypto -lpthread ||
+    { echo "tls_vs_ofi.sh: bench/aead_floor.c does not build" >&2; exit 1; }
+"$build/aead_floor" >"$work/aead.txt" || exit 1
 mkdir -p "$OUT"
 cp "$work/network.csv" "$OUT/hosts.csv"
 /usr/bin/python3 "$root/bench/tls_vs_ofi_report.py" "$work/network.csv" "$build/bench-network-logs/environment" \
-    "sudo bash bench/tls_vs_ofi.sh${RUNS:+ (RUNS=$RUNS)}" "$work/floors.txt" >"$OUT/hosts.md" || exit 1
+    "sudo bash bench/tls_vs_ofi.sh${RUNS:+ (RUNS=$RUNS)}" "$work/aead.txt" >"$OUT/hosts.md" || exit 1
 echo "== wrote $OUT/hosts.md and $OUT/hosts.csv"

@@ -1,17 +1,18 @@
 #!/usr/bin/python3
 """tls_vs_ofi_report.py: docs/bench/hosts.md from one run of bench/tls_vs_ofi.sh.
 
-    tls_vs_ofi_report.py network.csv environment COMMAND [floors.txt] > hosts.md
+    tls_vs_ofi_report.py network.csv environment COMMAND [aead.txt] > hosts.md
 
 network.csv is scripts/bench_network.sh's (setup,library,figure,size,pes,
 value,unit,rep) with LIBS="shoal-tls shoal-ofi": both columns come from
 the same run, the libraries alternating probe by probe. Every value is the
 median over the runs (reps) of the figure the program printed (itself a
-median of 3); the per-run values follow, to show the spread. floors.txt
-holds the output of bench/aead_floor.c (the cipher's own ceiling) and
-bench/stream_floor.c (a loopback TCP stream sealed as user-space TLS 1.3
-must seal it, and in the clear, with no library) from the same run; both
-are printed under each table against the bandwidth target."""
+median of 3); the per-run values follow, to show the spread. The "floor"
+rows of each setup include bench/stream_floor.c's (a TCP stream of that
+setup sealed as user-space TLS 1.3 must seal it, and in the clear, with no
+library). aead.txt is bench/aead_floor.c's output from the same run: the
+cipher's own ceiling. Both are printed under each table against the
+bandwidth target."""
 import csv
 import os
 import statistics
@@ -34,14 +35,14 @@ TARGET = {"bw": (">=", 0.8), "lat": ("<=", 1.0)}
 CORES = os.cpu_count() or 1
 
 
-def read_floors(path):
-    """The aead_* and stream_* figures of floors.txt by name, or {}."""
+def read_ceiling(path):
+    """aead_stream and aead_seal (GB/s) from aead_floor's output, or {}."""
     found = {}
     try:
         with open(path) as f:
             for line in f:
                 parts = line.strip().split(",")
-                if len(parts) == 5 and parts[0].startswith(("aead_", "stream_")):
+                if len(parts) == 5 and parts[0].startswith("aead_"):
                     found[parts[0]] = float(parts[3])
     except (OSError, ValueError):
         return {}
@@ -59,12 +60,12 @@ def ceiling_line(ceiling, ofi_put):
             f"The target, 0.8x ofi's 1 MiB put bandwidth, is {goal:.3g} GB/s: {where} that ceiling.\n")
 
 
-def stream_line(floors, tls_put, ofi_put):
+def stream_line(floors, where, tls_put, ofi_put):
     """The simplest user-space TLS stream (no library) against the target."""
     sealed, clear = floors["stream_sealed"], floors["stream_clear"]
     sealed_cpu, clear_cpu = floors.get("stream_sealed_cpu"), floors.get("stream_clear_cpu")
     text = (f"The simplest user-space TLS stream in this run (bench/stream_floor.c: two processes, one "
-            f"loopback TCP connection, 16 KiB TLS 1.3 records sealed and opened with AES-128-GCM, one "
+            f"TCP connection {where}, 16 KiB TLS 1.3 records sealed and opened with AES-128-GCM, one "
             f"cipher pass and the fewest copies per side, no library): {sealed:.3g} GB/s sealed against "
             f"{clear:.3g} GB/s in the clear, {sealed / clear:.2f}x (target 0.8x).")
     if sealed_cpu and clear_cpu:
@@ -77,7 +78,7 @@ def stream_line(floors, tls_put, ofi_put):
 
 def main():
     csv_path, env_path, command = sys.argv[1:4]
-    floors = read_floors(sys.argv[4]) if len(sys.argv) > 4 else {}
+    ceiling = read_ceiling(sys.argv[4]) if len(sys.argv) > 4 else {}
     runs = {}
     units = {}
     with open(csv_path, newline="") as f:
@@ -134,10 +135,13 @@ def main():
         print()
         ofi_put = runs.get((setup, "shoal-ofi", "put_bw", 1 << 20))
         tls_put = runs.get((setup, "shoal-tls", "put_bw", 1 << 20))
-        if floors.get("aead_stream") and ofi_put:
-            print(ceiling_line(floors, statistics.median(ofi_put)))
+        if ceiling.get("aead_stream") and ofi_put:
+            print(ceiling_line(ceiling, statistics.median(ofi_put)))
+        floors = {fig: statistics.median(v) for (st, lib, fig, _), v in runs.items()
+                  if st == setup and lib == "floor" and fig.startswith("stream_")}
         if floors.get("stream_sealed") and floors.get("stream_clear") and ofi_put and tls_put:
-            print(stream_line(floors, statistics.median(tls_put), statistics.median(ofi_put)))
+            where = "on 127.0.0.1" if setup == "lo" else "between the two namespace hosts"
+            print(stream_line(floors, where, statistics.median(tls_put), statistics.median(ofi_put)))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@
 # barrier_all, sum_to_all 8 B, fcollect64 8 B, broadcast64 1 MiB, put and
 # get bandwidth 1 MiB (windows of 64 nbi, then quiet). Beside them, in each
 # setup, bench/tcp_floor.c: the same exchanges over plain TCP between two
-# processes with no library and no encryption, the floor of that run.
+# processes with no library and no encryption, the floor of that run; with
+# STREAM_FLOOR=1 (bench/tls_vs_ofi.sh), also bench/stream_floor.c: 1 MiB
+# messages over plain TCP in the clear and sealed as user-space TLS 1.3.
 #
 # Settings (environment): RUNS=3 alternations (the report takes the median
 # over them; each probe is itself the median of 3 runs inside the program),
@@ -38,6 +40,7 @@
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=${QUICK:-0}
+STREAM_FLOOR=${STREAM_FLOOR:-0}
 if [ "$QUICK" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-3}; fi
 SETUPS=${SETUPS:-"lo 2x1 2x2"}
 LIBS=${LIBS:-"shoal-tls shoal-ofi openmpi"}
@@ -85,6 +88,10 @@ nice cmake --build "$build" -j2 --target oshrun bench_rma bench_p2p bench_coll >
 progs="rma p2p coll"
 cc -O2 -std=c11 -o "$build/tcp_floor" "$root/bench/tcp_floor.c" >>"$build/bench-build.log" 2>&1 ||
     { echo "bench_network.sh: bench/tcp_floor.c does not build ($build/bench-build.log)" >&2; exit 1; }
+if [ "$STREAM_FLOOR" = 1 ]; then
+    cc -O2 -std=c11 -o "$build/stream_floor" "$root/bench/stream_floor.c" -lcrypto >>"$build/bench-build.log" 2>&1 ||
+        { echo "bench_network.sh: bench/stream_floor.c does not build ($build/bench-build.log)" >&2; exit 1; }
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/shoal-bench-network.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT # hosts.sh takes the trap over (and the removal) below
 # Every launch's output stays in the build folder for a look afterwards.
@@ -230,18 +237,24 @@ run_probe() {
     record "$setup" "$lib" "$rep" "$log"
 }
 
-# run_floor SETUP REP: bench/tcp_floor.c's exchanges, recorded as "floor".
+# run_floor SETUP REP: bench/tcp_floor.c's exchanges (and with STREAM_FLOOR=1
+# bench/stream_floor.c's streams), recorded as "floor".
 run_floor() {
-    local log=$logs/$1-floor-$2 rc=0
-    case $1 in
-    lo) timeout 120 "$build/tcp_floor" >"$log" 2>&1 || rc=$? ;;
-    *)
-        hosts_spawn 1 timeout 120 "$build/tcp_floor" --listen $((PORT + 50)) >/dev/null 2>&1
-        local listener=$HOSTS_PID
-        hosts_run 0 timeout 120 "$build/tcp_floor" --connect "$(hosts_addr 1)" $((PORT + 50)) >"$log" 2>&1 || rc=$?
-        wait "$listener" || rc=$? ;;
-    esac
-    [ $rc = 0 ] || echo "   tcp_floor ($1) exited $rc"
+    local log=$logs/$1-floor-$2 floors=tcp_floor
+    [ "$STREAM_FLOOR" = 1 ] && floors="tcp_floor stream_floor"
+    : >"$log"
+    for floor in $floors; do
+        local rc=0
+        case $1 in
+        lo) timeout 120 "$build/$floor" >>"$log" 2>&1 || rc=$? ;;
+        *)
+            hosts_spawn 1 timeout 120 "$build/$floor" --listen $((PORT + 50)) >/dev/null 2>&1
+            local listener=$HOSTS_PID
+            hosts_run 0 timeout 120 "$build/$floor" --connect "$(hosts_addr 1)" $((PORT + 50)) >>"$log" 2>&1 || rc=$?
+            wait "$listener" || rc=$? ;;
+        esac
+        [ $rc = 0 ] || echo "   $floor ($1) exited $rc"
+    done
     record "$1" floor "$2" "$log"
 }
 
