@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor_net.h"
+
 enum {
     RUNS = 5,
     MESSAGE = 1 << 20,
@@ -207,36 +209,6 @@ static void receiver(int fd)
     send_all(fd, &cpu, sizeof cpu);
 }
 
-static int listen_on(int port, struct sockaddr_in *addr)
-{
-    const int one = 1;
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    if (ls < 0) die("socket");
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    /* A port is given inside a namespace host, whose own address is the one
-     * to take; without one, loopback. */
-    *addr = (struct sockaddr_in){.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)port),
-                                 .sin_addr.s_addr = htonl(port ? INADDR_ANY : INADDR_LOOPBACK)};
-    socklen_t len = sizeof *addr;
-    if (bind(ls, (struct sockaddr *)addr, len) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)addr, &len))
-        die("listen");
-    return ls;
-}
-
-static int connect_to(const struct sockaddr_in *addr)
-{
-    for (int tries = 0; tries < 500; tries++) { /* the listener may start later */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) die("socket");
-        if (connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0) return fd;
-        close(fd);
-        usleep(10000);
-    }
-    die("connect");
-    return -1;
-}
-
 /* The receiving end: one connection per run. */
 static void serve_runs(int ls)
 {
@@ -251,7 +223,8 @@ static void serve_runs(int ls)
 /* One run: returns GB/s and sets *cpu_ms to both ends' CPU per MiB. */
 static double run(const struct sockaddr_in *to, int sealed, double *cpu_ms)
 {
-    int fd = connect_to(to);
+    int fd = floor_connect(to);
+    if (fd < 0) die("connect");
     const double cpu0 = cpu_s(), t = now_s();
     const double receiver_cpu = sender(fd, sealed);
     const double took = now_s() - t;
@@ -268,17 +241,19 @@ int main(int argc, char **argv)
     struct sockaddr_in to;
     pid_t child = -1;
     if (argc == 3 && !strcmp(argv[1], "--listen")) {
-        serve_runs(listen_on(atoi(argv[2]), &to));
+        int ls = floor_listen(atoi(argv[2]), &to);
+        if (ls < 0) die("listen");
+        serve_runs(ls);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--connect")) {
-        to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
-        if (inet_pton(AF_INET, argv[2], &to.sin_addr) != 1) {
+        if (floor_peer(argv[2], argv[3], &to) != 0) {
             fprintf(stderr, "stream_floor: not an IPv4 address: %s\n", argv[2]);
             return 2;
         }
     } else if (argc == 1) {
-        int ls = listen_on(0, &to);
+        int ls = floor_listen(0, &to);
+        if (ls < 0) die("listen");
         child = fork();
         if (child < 0) die("fork");
         if (child == 0) {

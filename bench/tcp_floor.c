@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor_net.h"
+
 enum { RUNS = 3, MSG = 64 };
 
 static double now_us(void)
@@ -107,66 +109,43 @@ static void measure(int fd, int first, int report, long iters)
     }
 }
 
-static int listen_on(int port, struct sockaddr_in *addr)
-{
-    const int one = 1;
-    int ls = socket(AF_INET, SOCK_STREAM, 0);
-    if (ls < 0) die("tcp_floor: socket");
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    *addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    addr->sin_addr.s_addr = htonl(port ? INADDR_ANY : INADDR_LOOPBACK);
-    socklen_t len = sizeof *addr;
-    if (bind(ls, (struct sockaddr *)addr, len) != 0 || listen(ls, 1) != 0 ||
-        getsockname(ls, (struct sockaddr *)addr, &len) != 0)
-        die("tcp_floor: listen");
-    return ls;
-}
-
-static int connect_to(const struct sockaddr_in *addr)
-{
-    for (int tries = 0; tries < 500; tries++) { /* the listener may start later */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) die("tcp_floor: socket");
-        if (connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0) return fd;
-        close(fd);
-        usleep(10000);
-    }
-    die("tcp_floor: connect");
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
     const long iters = getenv("TCP_FLOOR_ITERS") ? atol(getenv("TCP_FLOOR_ITERS")) : 20000;
     struct sockaddr_in addr;
+    int fd;
     if (argc == 3 && !strcmp(argv[1], "--listen")) {
-        int ls = listen_on(atoi(argv[2]), &addr), fd = accept(ls, NULL, NULL);
+        int ls = floor_listen(atoi(argv[2]), &addr);
+        if (ls < 0) die("tcp_floor: listen");
+        fd = accept(ls, NULL, NULL);
         if (fd < 0) die("tcp_floor: accept");
         measure(fd, 0, 0, iters);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--connect")) {
-        addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
-        if (inet_pton(AF_INET, argv[2], &addr.sin_addr) != 1) {
+        if (floor_peer(argv[2], argv[3], &addr) != 0) {
             fprintf(stderr, "tcp_floor: not an IPv4 address: %s\n", argv[2]);
             return 2;
         }
-        measure(connect_to(&addr), 1, 1, iters);
+        if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
+        measure(fd, 1, 1, iters);
         return 0;
     }
     if (argc != 1 || iters <= 0) {
         fprintf(stderr, "usage: tcp_floor [--listen PORT | --connect ADDR PORT]\n");
         return 2;
     }
-    int ls = listen_on(0, &addr);
+    int ls = floor_listen(0, &addr);
+    if (ls < 0) die("tcp_floor: listen");
     pid_t child = fork();
     if (child < 0) die("tcp_floor: fork");
     if (child == 0) {
         close(ls);
-        measure(connect_to(&addr), 0, 0, iters);
+        if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
+        measure(fd, 0, 0, iters);
         _exit(0);
     }
-    int fd = accept(ls, NULL, NULL);
+    fd = accept(ls, NULL, NULL);
     if (fd < 0) die("tcp_floor: accept");
     measure(fd, 1, 1, iters);
     int status = 0;
