@@ -30,10 +30,13 @@
  *   stream_clear_cpu, stream_sealed_cpu    CPU time of both processes
  *                                          together per MiB (ms): the work
  *                                          the two ends share the cores with */
+#ifndef _GNU_SOURCE /* the build passes it */
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +51,6 @@
 enum {
     RUNS = 5,
     MESSAGE = 1 << 20,
-    MESSAGES = 256, /* 256 MiB a run */
     RECORD = 16384,
     HEADER = 5,
     TAG = 16,
@@ -58,6 +60,9 @@ enum {
 };
 
 static unsigned char key[16], iv[12];
+/* 1 MiB messages a run: 256, or STREAM_FLOOR_MESSAGES (the smoke test's
+ * short run); the sending end tells the receiving one. */
+static uint32_t messages = 256;
 
 static void die(const char *what)
 {
@@ -140,9 +145,11 @@ static double sender(int fd, int sealed)
     if (!src || !out || !c || !EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL)) die("sender setup");
     for (size_t i = 0; i < MESSAGE; i++) src[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
-    const unsigned char kind = (unsigned char)sealed;
-    send_all(fd, &kind, 1);
-    for (int m = 0; m < MESSAGES; m++) {
+    const unsigned char head[5] = {(unsigned char)sealed, (unsigned char)(messages >> 24),
+                                   (unsigned char)(messages >> 16), (unsigned char)(messages >> 8),
+                                   (unsigned char)messages};
+    send_all(fd, head, sizeof head);
+    for (uint32_t m = 0; m < messages; m++) {
         if (!sealed) {
             send_all(fd, src, MESSAGE);
             continue;
@@ -164,12 +171,15 @@ static double sender(int fd, int sealed)
     return receiver_cpu;
 }
 
-/* Receives one run (its kind comes first) and answers with its CPU time. */
+/* Receives one run (its kind and length come first) and answers with its
+ * CPU time. */
 static void receiver(int fd)
 {
     const double cpu0 = cpu_s();
-    unsigned char sealed;
-    if (recv(fd, &sealed, 1, MSG_WAITALL) != 1) die("receiving the run's kind");
+    unsigned char head[5];
+    if (recv(fd, head, sizeof head, MSG_WAITALL) != sizeof head) die("receiving the run's kind");
+    const int sealed = head[0];
+    messages = (uint32_t)head[1] << 24 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 8 | head[4];
     unsigned char *dst = malloc(MESSAGE), *in = malloc(READ_BUFFER), *expected = malloc(MESSAGE);
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     if (!dst || !in || !expected || !c || !EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL))
@@ -177,8 +187,8 @@ static void receiver(int fd)
     for (size_t i = 0; i < MESSAGE; i++) expected[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
     size_t start = 0, end = 0; /* unopened bytes of in */
-    for (int m = 0; m < MESSAGES; m++) {
-        const int checked = m == 0 || m == MESSAGES - 1;
+    for (uint32_t m = 0; m < messages; m++) {
+        const int checked = m == 0 || m + 1 == messages;
         if (checked) memset(dst, 0, MESSAGE);
         for (size_t got = 0; got < MESSAGE;) {
             if (!sealed) {
@@ -229,15 +239,21 @@ static double run(const struct sockaddr_in *to, int sealed, double *cpu_ms)
     const double receiver_cpu = sender(fd, sealed);
     const double took = now_s() - t;
     close(fd);
-    const double mib = (double)MESSAGES * MESSAGE / (1 << 20);
+    const double mib = (double)messages * MESSAGE / (1 << 20);
     *cpu_ms = (cpu_s() - cpu0 + receiver_cpu) * 1e3 / mib;
-    return (double)MESSAGES * MESSAGE / took / 1e9;
+    return (double)messages * MESSAGE / took / 1e9;
 }
 
 int main(int argc, char **argv)
 {
     for (size_t i = 0; i < sizeof key; i++) key[i] = (unsigned char)(i * 13 + 5);
     for (size_t i = 0; i < sizeof iv; i++) iv[i] = (unsigned char)(i * 3 + 2);
+    const char *short_run = getenv("STREAM_FLOOR_MESSAGES");
+    if (short_run && (atol(short_run) < 1 || atol(short_run) > 65536)) {
+        fprintf(stderr, "stream_floor: STREAM_FLOOR_MESSAGES=%s: expected 1 to 65536\n", short_run);
+        return 2;
+    }
+    if (short_run) messages = (uint32_t)atol(short_run);
     struct sockaddr_in to;
     pid_t child = -1;
     if (argc == 3 && !strcmp(argv[1], "--listen")) {
@@ -271,10 +287,9 @@ int main(int argc, char **argv)
     int status;
     if (child > 0 && (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)))
         die("the receiver");
-    printf("# stream_floor: 1 MiB messages over one TCP connection, %d MiB a "
-           "run; sealed: "
-           "AES-128-GCM (EVP) in %d-byte TLS 1.3 records\n",
-           MESSAGES, RECORD);
+    printf("# stream_floor: 1 MiB messages over one TCP connection, %u MiB a run; sealed: AES-128-GCM (EVP) in "
+           "%d-byte TLS 1.3 records\n",
+           (unsigned)messages, RECORD);
     printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);
     static const char *const kind[2] = {"clear", "sealed"};
     for (int s = 0; s < 2; s++) {

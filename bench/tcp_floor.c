@@ -12,7 +12,9 @@
  *                  (a get or fetch_add waits at least a whole one)
  *   tcp_exchange   both sides send, then each receives the other's: the
  *                  least one round of a 2-member barrier costs */
+#ifndef _GNU_SOURCE /* the build passes it */
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
