@@ -1,6 +1,6 @@
-/* stream_floor.c: what a TCP stream over loopback carries on this machine
- * in the clear, and sealed as user-space TLS 1.3 must seal it, with no
- * library around either. bench/aead_floor.c gives the cipher's ceiling; this
+/* stream_floor.c: what one TCP stream carries on this machine in the
+ * clear, and sealed as user-space TLS 1.3 must seal it, with no library
+ * around either. bench/aead_floor.c gives the cipher's ceiling; this
  * adds what every stream pays besides: the kernel's copies in and out of
  * socket buffers, on the same cores as the cipher when both ends share a
  * host (one host, or network namespace hosts).
@@ -107,7 +107,7 @@ static void record_nonce(unsigned char nonce[12], unsigned long long seq)
     for (int i = 0; i < 8; i++) nonce[11 - i] ^= (unsigned char)(seq >> (8 * i));
 }
 
-/* Seals len bytes of plain into one record at out (SEALED bytes). */
+/* Seals RECORD bytes of plain into one record at out (SEALED bytes). */
 static void seal(EVP_CIPHER_CTX *c, unsigned long long seq, const unsigned char *plain, unsigned char *out)
 {
     static const unsigned char inner_type = 0x17; /* application data */
