@@ -61,7 +61,7 @@ enum {
 
 static unsigned char key[16], iv[12];
 /* 1 MiB messages a run: 256, or STREAM_FLOOR_MESSAGES (the smoke test's
- * short run); the sending end tells the receiving one. */
+ * short run); the sending end tells the receiving one with each run. */
 static uint32_t messages = 256;
 
 static void die(const char *what)
@@ -145,9 +145,7 @@ static double sender(int fd, int sealed)
     if (!src || !out || !c || !EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL)) die("sender setup");
     for (size_t i = 0; i < MESSAGE; i++) src[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
-    const unsigned char head[5] = {(unsigned char)sealed, (unsigned char)(messages >> 24),
-                                   (unsigned char)(messages >> 16), (unsigned char)(messages >> 8),
-                                   (unsigned char)messages};
+    const uint32_t head[2] = {(uint32_t)sealed, messages}; /* both ends are this program, on this machine */
     send_all(fd, head, sizeof head);
     for (uint32_t m = 0; m < messages; m++) {
         if (!sealed) {
@@ -176,10 +174,9 @@ static double sender(int fd, int sealed)
 static void receiver(int fd)
 {
     const double cpu0 = cpu_s();
-    unsigned char head[5];
+    uint32_t head[2];
     if (recv(fd, head, sizeof head, MSG_WAITALL) != sizeof head) die("receiving the run's kind");
-    const int sealed = head[0];
-    messages = (uint32_t)head[1] << 24 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 8 | head[4];
+    const uint32_t sealed = head[0], count = head[1];
     unsigned char *dst = malloc(MESSAGE), *in = malloc(READ_BUFFER), *expected = malloc(MESSAGE);
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     if (!dst || !in || !expected || !c || !EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL))
@@ -187,8 +184,8 @@ static void receiver(int fd)
     for (size_t i = 0; i < MESSAGE; i++) expected[i] = (unsigned char)(i * 7 + 1);
     unsigned long long seq = 0;
     size_t start = 0, end = 0; /* unopened bytes of in */
-    for (uint32_t m = 0; m < messages; m++) {
-        const int checked = m == 0 || m + 1 == messages;
+    for (uint32_t m = 0; m < count; m++) {
+        const int checked = m == 0 || m + 1 == count;
         if (checked) memset(dst, 0, MESSAGE);
         for (size_t got = 0; got < MESSAGE;) {
             if (!sealed) {

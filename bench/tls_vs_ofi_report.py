@@ -14,7 +14,6 @@ library). aead.txt is bench/aead_floor.c's output from the same run: the
 cipher's own ceiling. Both are printed under each table against the
 bandwidth target."""
 import csv
-import os
 import statistics
 import sys
 
@@ -32,7 +31,6 @@ FIGURES = [
     ("fetch_add", 8, "fetch_add 64-bit", "lat"),
 ]
 TARGET = {"bw": (">=", 0.8), "lat": ("<=", 1.0)}
-CORES = os.cpu_count() or 1
 
 
 def read_ceiling(path):
@@ -60,7 +58,7 @@ def ceiling_line(ceiling, ofi_put):
             f"The target, 0.8x ofi's 1 MiB put bandwidth, is {goal:.3g} GB/s: {where} that ceiling.\n")
 
 
-def stream_line(floors, where, tls_put, ofi_put):
+def stream_line(floors, where, cpus, tls_put, ofi_put):
     """The simplest user-space TLS stream (no library) against the target."""
     sealed, clear = floors["stream_sealed"], floors["stream_clear"]
     sealed_cpu, clear_cpu = floors.get("stream_sealed_cpu"), floors.get("stream_clear_cpu")
@@ -70,7 +68,7 @@ def stream_line(floors, where, tls_put, ofi_put):
             f"{clear:.3g} GB/s in the clear, {sealed / clear:.2f}x (target 0.8x).")
     if sealed_cpu and clear_cpu:
         text += (f" Both ends together spent {sealed_cpu:.3g} ms of CPU per MiB sealed and {clear_cpu:.3g} "
-                 f"in the clear, on {CORES} cores.")
+                 f"in the clear, on {cpus} CPUs.")
     text += (f" Shoal tls's 1 MiB put bandwidth above is {tls_put / sealed:.2f}x that stream's; 0.8x of "
              f"ofi's would be {0.8 * ofi_put / sealed:.2f}x.\n")
     return text
@@ -141,7 +139,8 @@ def main():
                   if st == setup and lib == "floor" and fig.startswith("stream_")}
         if floors.get("stream_sealed") and floors.get("stream_clear") and ofi_put and tls_put:
             where = "on 127.0.0.1" if setup == "lo" else "between the two namespace hosts"
-            print(stream_line(floors, where, statistics.median(tls_put), statistics.median(ofi_put)))
+            cpus = env.get("cpus", "?").split(" ")[0]  # the run's own count, as bench_network.sh wrote it
+            print(stream_line(floors, where, cpus, statistics.median(tls_put), statistics.median(ofi_put)))
 
 
 if __name__ == "__main__":
