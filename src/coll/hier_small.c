@@ -57,10 +57,11 @@ int shoal_coll_hier_fcollect_fits(const struct shoal_group *g, size_t block)
 }
 
 /* A member's part: its source readable by the leader, then the release. */
-static void member_call(struct shoal_group *g, struct shoal_coll_buf src, int leader, uint64_t tag)
+static void member_call(struct shoal_group *g, const struct shoal_coll_hosts *h, struct shoal_coll_buf src,
+                        int leader, uint64_t tag)
 {
     shoal_coll_publish(g, src);
-    shoal_group_aux_add(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1);
+    shoal_group_aux_add_host(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1, shoal_coll_host_direct(h, g));
     const uint64_t *release = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_RELEASE);
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, leader) + 1};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < tag);
@@ -74,9 +75,11 @@ static void gather_host(struct shoal_group *g, const struct shoal_coll_hosts *h)
     const int members = h->start[h->host + 1] - h->start[h->host];
     if (members == 1) return;
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
-    struct shoal_backoff b = {.writers_direct = shoal_coll_host_direct(h, g)};
+    const int host_direct = shoal_coll_host_direct(h, g);
+    struct shoal_backoff b = {.writers_direct = host_direct};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1));
-    shoal_group_aux_add(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1));
+    shoal_group_aux_add_host(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1),
+                             host_direct);
 }
 
 /* Writes result (bytes) into the dest of every member of this host, the
@@ -111,7 +114,7 @@ static int begin_call(struct shoal_group *g, struct shoal_coll_hosts *h, struct 
     if (shoal_coll_hosts_init(h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a collective");
     const int first = h->start[h->host], leader = h->order[first];
     if (g->rank != leader) {
-        member_call(g, *src, leader, *tag);
+        member_call(g, h, *src, leader, *tag);
         shoal_coll_hosts_fini(h);
         return 0;
     }

@@ -61,6 +61,12 @@ uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, ui
     return shoal_word_add(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
 }
 
+uint64_t shoal_group_aux_add_host(const struct shoal_group *g, int rank, size_t i, uint64_t v, int all_direct)
+{
+    if (!all_direct) return shoal_group_aux_add(g, rank, i, v);
+    return shoal_word_add_direct(g->seg, aux_offset(g, i), shoal_group_pe(g, rank), v);
+}
+
 /* Signals round word off on pe: stores v (epoch mode) or adds one; only
  * the barrier's first signal through the transport fences (sync/word.h). */
 static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64_t v, int *fenced)

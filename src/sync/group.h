@@ -51,5 +51,9 @@ uint64_t *shoal_group_aux(const struct shoal_group *g, size_t i);
 uint64_t shoal_group_aux_load(const struct shoal_group *g, int rank, size_t i);
 void shoal_group_aux_store(const struct shoal_group *g, int rank, size_t i, uint64_t v);
 uint64_t shoal_group_aux_add(const struct shoal_group *g, int rank, size_t i, uint64_t v);
+/* The same for a word of one host's members. With all_direct (every PE
+ * that updates it reaches rank directly) a CPU atomic even where the fabric
+ * applies atomics (sync/word.h, shoal_word_add_direct). */
+uint64_t shoal_group_aux_add_host(const struct shoal_group *g, int rank, size_t i, uint64_t v, int all_direct);
 
 #endif

@@ -94,4 +94,18 @@ static inline uint64_t shoal_word_add(int seg, size_t off, int pe, uint64_t v)
     return old;
 }
 
+/* Adds v to a word that only PEs reaching pe directly ever update (a
+ * host's arrival counter, with every member of the host direct): a CPU
+ * atomic even where the fabric applies atomics (amo_fabric), since no
+ * fabric atomic touches the word. Through the fabric, each member's
+ * arrival was a fetching round trip to its own host's leader. */
+static inline uint64_t shoal_word_add_direct(int seg, size_t off, int pe, uint64_t v)
+{
+    uint64_t *p = shoal_route_direct(seg, off, pe);
+    if (!p) return shoal_word_add(seg, off, pe, v);
+    const uint64_t old = __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+    shoal_wake(pe);
+    return old;
+}
+
 #endif
