@@ -101,45 +101,48 @@ static void all_to_one_add(unsigned char *buf, unsigned char *src, uint64_t *sig
     }
 }
 
-/* Part 1b: a stream of 64 messages of 16 KiB, the signal counting them
- * (ADD 1, forms rotating), from each even PE to the next odd one, then
+/* Part 1b: a stream of 64 messages of `bytes` each, the signal counting
+ * them (ADD 1, forms rotating), from each even PE to the next odd one, then
  * back. The sender sends back to back; the receiver, as soon as the count
  * moves, checks the end of the newest message it covers (most likely still
  * being copied if the signal overtook its data) and of the others, so it
- * keeps up with the sender; the whole messages are checked at the end. */
+ * keeps up with the sender; the whole messages are checked at the end.
+ * Sizes: 16 KiB, and small ones a transport may carry with the signal in
+ * one way (over libfabric: atomics the provider applies in order), an odd
+ * size among them. */
 #define STREAM_MSGS 64
-#define STREAM_BYTES (16u << 10)
-static void stream_check(const unsigned char *buf, uint64_t j, int from, int first)
+#define STREAM_MAX (16u << 10)
+static void stream_check(const unsigned char *buf, size_t bytes, uint64_t j, int from, int first)
 {
     char what[96];
+    const size_t tail = bytes < 32 ? bytes : 32;
     if (first) {
-        snprintf(what, sizeof what, "stream message %llu of PE %d (%s) end", (unsigned long long)j, from,
-                 form_name[j % F_COUNT]);
-        check_pattern(buf + j * STREAM_BYTES + STREAM_BYTES - 32, 32, from, j * STREAM_BYTES + STREAM_BYTES - 32, 400u,
-                      what);
+        snprintf(what, sizeof what, "stream message %llu of %zu bytes of PE %d (%s) end", (unsigned long long)j,
+                 bytes, from, form_name[j % F_COUNT]);
+        check_pattern(buf + j * bytes + bytes - tail, tail, from, j * bytes + bytes - tail, 400u, what);
     } else {
-        snprintf(what, sizeof what, "stream message %llu of PE %d (%s)", (unsigned long long)j, from,
-                 form_name[j % F_COUNT]);
-        check_pattern(buf + j * STREAM_BYTES, STREAM_BYTES, from, j * STREAM_BYTES, 400u, what);
+        snprintf(what, sizeof what, "stream message %llu of %zu bytes of PE %d (%s)", (unsigned long long)j, bytes,
+                 from, form_name[j % F_COUNT]);
+        check_pattern(buf + j * bytes, bytes, from, j * bytes, 400u, what);
     }
 }
 
-static void stream(unsigned char *buf, unsigned char *src, uint64_t *sig)
+static void stream(unsigned char *buf, unsigned char *src, uint64_t *sig, size_t bytes)
 {
     for (int k = 0; k < STREAM_MSGS; k++)
-        fill_pattern(src + (size_t)k * STREAM_BYTES, STREAM_BYTES, me, (size_t)k * STREAM_BYTES, 400u);
+        fill_pattern(src + (size_t)k * bytes, bytes, me, (size_t)k * bytes, 400u);
     for (int phase = 0; phase < 2; phase++) {
         /* phase 0: 2i -> 2i+1; phase 1: 2i+1 -> 2i. One PE: to itself. */
         const int partner = npes == 1 ? me : (me ^ 1);
         const int sender = npes == 1 || (me % 2) == phase;
         const int receiver = npes == 1 || (me % 2) != phase;
-        memset(buf, 0, (size_t)STREAM_MSGS * STREAM_BYTES);
+        memset(buf, 0, (size_t)STREAM_MSGS * bytes);
         *sig = 0;
         shmem_barrier_all();
         if (partner < npes && sender)
             for (int j = 0; j < STREAM_MSGS; j++)
-                send((enum form)(j % F_COUNT), buf + (size_t)j * STREAM_BYTES, src + (size_t)j * STREAM_BYTES,
-                     STREAM_BYTES, sig, 1, SHMEM_SIGNAL_ADD, partner);
+                send((enum form)(j % F_COUNT), buf + (size_t)j * bytes, src + (size_t)j * bytes,
+                     bytes, sig, 1, SHMEM_SIGNAL_ADD, partner);
         if (partner < npes && receiver) {
             uint64_t k = 0;
             while (k < STREAM_MSGS) {
@@ -147,13 +150,13 @@ static void stream(unsigned char *buf, unsigned char *src, uint64_t *sig)
                 CHECK_MSG(v > k && v <= STREAM_MSGS, "stream: signal %llu after %llu", (unsigned long long)v,
                           (unsigned long long)k);
                 if (v > STREAM_MSGS || v <= k) break;
-                stream_check(buf, v - 1, partner, 1);
-                for (uint64_t j = k; j < v; j++) stream_check(buf, j, partner, 1);
+                stream_check(buf, bytes, v - 1, partner, 1);
+                for (uint64_t j = k; j < v; j++) stream_check(buf, bytes, j, partner, 1);
                 k = v;
             }
             /* The whole messages once the stream is over (checking them
              * inside the loop would let the sender run ahead). */
-            for (uint64_t j = 0; j < STREAM_MSGS; j++) stream_check(buf, j, partner, 0);
+            for (uint64_t j = 0; j < STREAM_MSGS; j++) stream_check(buf, bytes, j, partner, 0);
             CHECK(shmem_signal_fetch(sig) == STREAM_MSGS);
         }
         shmem_barrier_all();
@@ -336,8 +339,11 @@ int main(void)
     all_to_one_add(buf, src, sig, "heap signal", 1);
     all_to_one_add(buf, src, &static_sig, "static signal", 1);
     all_to_one_add(buf, src, sig, "heap signal, root idle", 0);
-    stream(buf, src, sig);
-    stream(buf, src, &static_sig);
+    static const size_t stream_sizes[] = {STREAM_MAX, 8, 200, 256};
+    for (size_t i = 0; i < sizeof stream_sizes / sizeof *stream_sizes; i++) {
+        stream(buf, src, sig, stream_sizes[i]);
+        stream(buf, src, &static_sig, stream_sizes[i]);
+    }
     all_to_one_set(buf, src, sigs, "heap signals");
     all_to_one_set(buf, src, static_sigs, "static signals");
     typed_and_sized(buf, src, sig);

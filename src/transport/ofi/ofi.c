@@ -190,9 +190,18 @@ static shoal_status_t check_provider(void)
             return SHOAL_ERR_UNSUPPORTED;
         }
     }
-    shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, progress %s",
+    /* Atomic writes of bytes, applied in order at the target: put_signal's
+     * data then its signal (ofi_ops.c). A few injected chunks at most. */
+    size_t count = 0;
+    const uint64_t ordered = FI_ORDER_ATOMIC_WAW;
+    shoal_ofi.signal_data_max = 0;
+    if ((info->tx_attr->msg_order & ordered) && (info->rx_attr->msg_order & ordered) &&
+        fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &count) == 0 && count >= shoal_ofi.inject_size)
+        shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;
+    shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, put_signal as atomics up "
+                "to %zu, progress %s",
                 info->fabric_attr->prov_name, info->domain_attr->name, (unsigned long long)mode,
-                shoal_ofi.inject_size, shoal_ofi.max_msg,
+                shoal_ofi.inject_size, shoal_ofi.max_msg, shoal_ofi.signal_data_max,
                 info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
     return SHOAL_OK;
 }
@@ -457,6 +466,7 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .get = shoal_ofi_get,
     .get_nbi = shoal_ofi_get_nbi,
     .amo = shoal_ofi_amo,
+    .put_signal = shoal_ofi_put_signal,
     .fence = shoal_ofi_fence,
     .quiet = shoal_ofi_quiet,
     .progress = shoal_ofi_progress,

@@ -99,6 +99,9 @@ struct shoal_ofi {
     struct shoal_ofi_region *remote;
     size_t inject_size;
     size_t max_msg;
+    /* put_signal sends data up to this size as atomics ordered before the
+     * signal (ofi_ops.c); 0 where the provider does not order atomics. */
+    size_t signal_data_max;
     int mr_local;      /* local buffers must be registered */
     int mr_endpoint;   /* registrations are bound to one endpoint */
     int cq_wait;       /* the default CQ has a wait object (blocking sread) */
@@ -200,6 +203,9 @@ shoal_status_t shoal_ofi_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_i
                                  size_t len);
 shoal_status_t shoal_ofi_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
                              enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched);
+shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg,
+                                    size_t offset, const void *src, size_t len, enum shoal_segment_id sig_seg,
+                                    size_t sig_offset, enum shoal_amo_op op, uint64_t operand);
 void shoal_ofi_fence(shoal_tctx_t *ctx);
 void shoal_ofi_quiet(shoal_tctx_t *ctx);
 

@@ -300,6 +300,48 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     return st;
 }
 
+/* Data and signal as atomics, which the provider applies in order
+ * (FI_ORDER_ATOMIC_WAW): the data as injected atomic writes of up to the
+ * inject size each, then the signal. Between an RMA write and an atomic
+ * tcp;ofi_rxm promises no order (no FI_ORDER_WAW), so a put needs a fence,
+ * a wait for its round trip, before its signal. Larger data take that way:
+ * an atomic write is applied element by element and needs its source
+ * until the target answers unless injected. */
+shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enum shoal_segment_id seg,
+                                    size_t offset, const void *src, size_t len, enum shoal_segment_id sig_seg,
+                                    size_t sig_offset, enum shoal_amo_op op, uint64_t operand)
+{
+    shoal_tctx_t *on = counted ? tctx : NULL;
+    struct shoal_tctx *ctx = shoal_ofi_ctx_ready(on);
+    if (!ctx) return SHOAL_ERR_SYS;
+    struct target t = {0};
+    shoal_status_t st = refuse_readonly(pe, seg, offset, len, "put with signal");
+    if (st == SHOAL_OK && len) st = target_of(pe, seg, offset, "put with signal", &t);
+    if (st != SHOAL_OK) return st;
+    const int as_atomics = len <= shoal_ofi.signal_data_max && len <= t.room;
+    if (!as_atomics) {
+        st = shoal_ofi_put(on, pe, seg, offset, src, len);
+        if (st != SHOAL_OK) return st;
+        shoal_ofi_fence(on);
+    }
+    for (size_t done = 0; as_atomics && done < len;) {
+        const size_t chunk = len - done < shoal_ofi.inject_size ? len - done : shoal_ofi.inject_size;
+        /* Whole words where source, target and length allow: fewer elements to apply. */
+        const int words = ((uintptr_t)src + done) % 8 == 0 && (t.raddr + done) % 8 == 0 && chunk % 8 == 0;
+        struct fi_ioc ioc = {.addr = (char *)src + done, .count = words ? chunk / 8 : chunk};
+        struct fi_rma_ioc rma = {.addr = t.raddr + done, .count = ioc.count, .key = t.key};
+        void *desc = NULL;
+        struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr,
+                                    .rma_iov = &rma, .rma_iov_count = 1, .datatype = words ? FI_UINT64 : FI_UINT8,
+                                    .op = FI_ATOMIC_WRITE, .context = shoal_ofi_tag(pe)};
+        struct amo_bufs unused;
+        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, NULL, 0, FI_INJECT | FI_DELIVERY_COMPLETE, pe))
+            return SHOAL_ERR_SYS;
+        done += chunk;
+    }
+    return shoal_ofi_amo(on, pe, sig_seg, sig_offset, 8, op, operand, 0, NULL);
+}
+
 /* Both start with a full CPU fence: this PE's direct loads and stores are
  * ordered with the fabric operations too. Waiting for every outstanding
  * operation orders the earlier ones before any later one. */
