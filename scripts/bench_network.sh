@@ -116,13 +116,15 @@ if [ $lock_prog = lock ]; then
     fi
 fi
 
+# The tree's state before this run writes its own files (OUT may be in it).
+shoal_rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 csv=$OUT/network.csv
 echo "setup,library,figure,size,pes,value,unit,rep" >"$csv"
 env_txt=$logs/environment # kept: the report can be made again from it and the CSV
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cpus=$(nproc) ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'))"
-    echo "shoal=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+    echo "shoal=$shoal_rev"
     echo "openmpi=$(dpkg-query -W -f='${Version}' openmpi-bin 2>/dev/null)"
     echo "ucx=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
     echo "libfabric=$(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null)"
