@@ -192,11 +192,12 @@ static shoal_status_t check_provider(void)
     }
     /* Atomic writes of bytes, applied in order at the target: put_signal's
      * data then its signal (ofi_ops.c). A few injected chunks at most. */
-    size_t count = 0;
+    size_t bytes = 0, words = 0;
     const uint64_t ordered = FI_ORDER_ATOMIC_WAW;
     shoal_ofi.signal_data_max = 0;
     if ((info->tx_attr->msg_order & ordered) && (info->rx_attr->msg_order & ordered) &&
-        fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &count) == 0 && count >= shoal_ofi.inject_size)
+        fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &bytes) == 0 && bytes >= shoal_ofi.inject_size &&
+        fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_WRITE, &words) == 0 && words >= shoal_ofi.inject_size / 8)
         shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;
     shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, put_signal as atomics up "
                 "to %zu, progress %s",

@@ -315,7 +315,7 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(on);
     if (!ctx) return SHOAL_ERR_SYS;
     struct target t = {0};
-    shoal_status_t st = refuse_readonly(pe, seg, offset, len, "put with signal");
+    shoal_status_t st = len ? refuse_readonly(pe, seg, offset, len, "put with signal") : SHOAL_OK;
     if (st == SHOAL_OK && len) st = target_of(pe, seg, offset, "put with signal", &t);
     if (st != SHOAL_OK) return st;
     const int as_atomics = len <= shoal_ofi.signal_data_max && len <= t.room;
