@@ -12,7 +12,9 @@
  *   parent puts each chunk of the data into the child's dest and then
  *   raises the child's DOWN word; a child forwards each chunk as it
  *   arrives (pipelined: a large vector costs a member about one send of
- *   it per child, and the last member waits log2(n) chunks behind).
+ *   it per child, and the last member waits log2(n) chunks behind). The
+ *   root's child at distance 1 forwards nothing, so it gets the whole
+ *   vector in one put, after the other children's chunks.
  * reduce: up the tree, each member combines its source with its
  *   children's partial results chunk by chunk in its own dest (it reads a
  *   child's dest once the child's UP word says that chunk is final there),
@@ -169,14 +171,14 @@ static size_t chunk_size(size_t bytes, size_t es)
     return chunk;
 }
 
-/* Sends chunk c ([off, off+len) of from) to every child, the largest
- * subtree first; with await_entry, the first chunk only once the child
+/* Sends chunk c ([off, off+len) of from) to the children at distances
+ * 2^lo .. 2^(nk-1), the largest subtree first; with await_entry, the first chunk only once the child
  * said it entered. */
-static shoal_status_t push_down(const struct tree *t, int nk, struct shoal_coll_buf dest, const char *from,
+static shoal_status_t push_down(const struct tree *t, int lo, int nk, struct shoal_coll_buf dest, const char *from,
                                 size_t c, size_t off, size_t len, int await_entry)
 {
     shoal_status_t st = SHOAL_OK;
-    for (int k = nk - 1; k >= 0; k--) {
+    for (int k = nk - 1; k >= lo; k--) {
         const int child = child_of(t, k);
         if (c == 0 && await_entry) await_own(t->g, up_word(t->g, k), t->base);
         shoal_status_t s = shoal_coll_put(t->g, dest, child, off, from + off, len);
@@ -201,11 +203,24 @@ shoal_status_t shoal_coll_broadcast_tree(struct shoal_group *g, struct shoal_col
     const int nk = levels(&t);
     if (t.parent >= 0) signal_word(g, t.parent, up_word(g, t.level), t.base);
     const size_t chunk = chunk_size(bytes, 1);
+    /* The root holds the whole vector from the start, and its child at
+     * distance 1 forwards nothing: there chunks only cost a wait each (a
+     * blocking put over the fabric waits for delivery). That child gets
+     * one put, last as before, and the last chunk's signal, which
+     * satisfies its wait for every earlier chunk (values only grow). */
+    const int whole = g->epoch && t.parent < 0 && nk > 0 && bytes > chunk;
     for (size_t c = 0, off = 0; off < bytes; c++, off += chunk) {
         const size_t len = bytes - off < chunk ? bytes - off : chunk;
         if (t.parent >= 0) await_own(g, down_word(g, t.level), t.base | (c + 1));
-        shoal_status_t s = push_down(&t, nk, dest, from, c, off, len, 1);
+        shoal_status_t s = push_down(&t, whole, nk, dest, from, c, off, len, 1);
         if (st == SHOAL_OK) st = s;
+    }
+    if (whole) {
+        const int child = child_of(&t, 0);
+        await_own(g, up_word(g, 0), t.base);
+        shoal_status_t s = shoal_coll_put(g, dest, child, 0, from, bytes);
+        if (st == SHOAL_OK) st = s;
+        signal_word(g, child, down_word(g, 0), t.base | ((bytes - 1) / chunk + 1));
     }
     shoal_coll_hosts_fini(&t.h);
     return st;
@@ -264,7 +279,7 @@ shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_b
     for (size_t c = 0, off = 0; off < bytes; c++, off += chunk) {
         const size_t len = bytes - off < chunk ? bytes - off : chunk;
         if (t.parent >= 0) await_own(g, down_word(g, t.level), t.base | (c + 1));
-        shoal_status_t s = push_down(&t, nk, dest, mine, c, off, len, 0);
+        shoal_status_t s = push_down(&t, 0, nk, dest, mine, c, off, len, 0);
         if (st == SHOAL_OK) st = s;
     }
     free(heap);
