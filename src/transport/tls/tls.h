@@ -189,11 +189,14 @@ struct shoal_tls_lib {
     __typeof__(BIO_get_new_index) *BIO_get_new_index;
     __typeof__(BIO_meth_new) *BIO_meth_new;
     __typeof__(BIO_meth_set_write) *BIO_meth_set_write;
+    __typeof__(BIO_meth_set_read) *BIO_meth_set_read;
     __typeof__(BIO_meth_set_ctrl) *BIO_meth_set_ctrl;
     __typeof__(BIO_set_data) *BIO_set_data;
     __typeof__(BIO_get_data) *BIO_get_data;
     __typeof__(BIO_set_init) *BIO_set_init;
     __typeof__(BIO_clear_flags) *BIO_clear_flags;
+    __typeof__(BIO_set_flags) *BIO_set_flags;
+    __typeof__(BIO_test_flags) *BIO_test_flags;
     __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(ERR_clear_error) *ERR_clear_error;
     __typeof__(ERR_error_string_n) *ERR_error_string_n;
@@ -245,6 +248,9 @@ void shoal_tls_serve(int gets, int spinning);
 void shoal_tls_serve_release(void);
 /* Whether fd has data (or has ended), without blocking. */
 int shoal_tls_readable(int fd);
+/* Whether ssl's stream has data (or has ended), without blocking: what
+ * arrived is taken into its buffers by the same system call. */
+int shoal_tls_arrived(SSL *ssl, int fd);
 /* Whether ssl holds data already read from its socket. */
 int shoal_tls_pending(SSL *ssl);
 /* Sends the ACKs a wait left owed; called after this PE's own requests. */

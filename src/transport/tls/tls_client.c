@@ -228,7 +228,7 @@ static struct shoal_tls_conn *lock_stream(shoal_tctx_t *ctx, int pe, struct pipe
 static void read_acks(struct shoal_tls_conn *c, const char *what, int pe)
 {
     for (;;) {
-        if (!shoal_tls_pending(c->ssl) && !shoal_tls_readable(c->fd)) break;
+        if (!shoal_tls_arrived(c->ssl, c->fd)) break;
         struct shoal_tls_rep rep;
         recv_or_fail(c, &rep, sizeof rep, what, pe);
         if (rep.kind != SHOAL_TLS_ACK) stream_failed(what, pe, "an answer nothing asked for");
@@ -336,7 +336,7 @@ static void drain_context(struct shoal_tctx *t)
             continue;
         struct pipe_guard g = {.blocked = c->sigpipe};
         if (g.blocked) shoal_tls_sigpipe_block(&g.old);
-        while (c->deferred_count && (shoal_tls_pending(c->ssl) || shoal_tls_readable(c->fd))) complete_oldest(c, pe);
+        while (c->deferred_count && shoal_tls_arrived(c->ssl, c->fd)) complete_oldest(c, pe);
         unlock_stream(c, &g);
     }
 }

@@ -315,7 +315,7 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
              * looks at the socket again on its next call, one system call
              * fewer between the put's arrival and the wait seeing it. */
             if (!eager && applied && s->atomics == atomics) return 0;
-            if (!shoal_tls_readable(s->fd)) {
+            if (!shoal_tls_arrived(s->ssl, s->fd)) {
                 if ((eager || !applied || s->atomics != atomics) && s->applied != s->reported) return acknowledge(s);
                 return 0;
             }
