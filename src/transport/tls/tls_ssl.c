@@ -266,15 +266,22 @@ static void make_nosignal_method(void)
     L.ERR_clear_error();
 }
 
-/* fd's sink, sending with MSG_NOSIGNAL; NULL without memory. */
-static BIO *nosignal_sink(int fd)
+/* A BIO of method m (NULL if it could not be made) on fd; NULL without
+ * memory. */
+static BIO *bio_on_fd(BIO_METHOD *m, int fd)
 {
-    pthread_once(&nosignal_once, make_nosignal_method);
-    BIO *b = nosignal_method ? L.BIO_new(nosignal_method) : NULL;
+    BIO *b = m ? L.BIO_new(m) : NULL;
     if (!b) return NULL;
     L.BIO_set_data(b, (void *)(intptr_t)fd);
     L.BIO_set_init(b, 1);
     return b;
+}
+
+/* fd's sink, sending with MSG_NOSIGNAL. */
+static BIO *nosignal_sink(int fd)
+{
+    pthread_once(&nosignal_once, make_nosignal_method);
+    return bio_on_fd(nosignal_method, fd);
 }
 
 /* OpenSSL writes each record (16 KiB at most) with its own system call,
@@ -349,11 +356,7 @@ static void make_source_method(void)
 static BIO *socket_source(int fd)
 {
     pthread_once(&source_once, make_source_method);
-    BIO *b = source_method ? L.BIO_new(source_method) : NULL;
-    if (!b) return NULL;
-    L.BIO_set_data(b, (void *)(intptr_t)fd);
-    L.BIO_set_init(b, 1);
-    return b;
+    return bio_on_fd(source_method, fd);
 }
 
 /* Reads take up to READ_BUFFER bytes per system call from a buffer in
