@@ -172,8 +172,8 @@ static size_t chunk_size(size_t bytes, size_t es)
 }
 
 /* Sends chunk c ([off, off+len) of from) to the children at distances
- * 2^lo .. 2^(nk-1), the largest subtree first; with await_entry, the first chunk only once the child
- * said it entered. */
+ * 2^lo .. 2^(nk-1), the largest subtree first; with await_entry, the
+ * first chunk only once the child said it entered. */
 static shoal_status_t push_down(const struct tree *t, int lo, int nk, struct shoal_coll_buf dest, const char *from,
                                 size_t c, size_t off, size_t len, int await_entry)
 {

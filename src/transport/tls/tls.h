@@ -182,7 +182,6 @@ struct shoal_tls_lib {
     __typeof__(SSL_ctrl) *ctrl;
     __typeof__(BIO_ctrl) *BIO_ctrl;
     __typeof__(BIO_new) *BIO_new;
-    __typeof__(BIO_new_socket) *BIO_new_socket;
     __typeof__(BIO_f_buffer) *BIO_f_buffer;
     __typeof__(BIO_push) *BIO_push;
     __typeof__(BIO_free_all) *BIO_free_all;

@@ -87,7 +87,6 @@ static void load(void)
     RESOLVE(ssl, ctrl, "SSL_ctrl");
     RESOLVE(crypto, BIO_ctrl, "BIO_ctrl");
     RESOLVE(crypto, BIO_new, "BIO_new");
-    RESOLVE(crypto, BIO_new_socket, "BIO_new_socket");
     RESOLVE(crypto, BIO_f_buffer, "BIO_f_buffer");
     RESOLVE(crypto, BIO_push, "BIO_push");
     RESOLVE(crypto, BIO_free_all, "BIO_free_all");
