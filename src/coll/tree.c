@@ -171,16 +171,17 @@ static size_t chunk_size(size_t bytes, size_t es)
     return chunk;
 }
 
-/* Sends chunk c ([off, off+len) of from) to the children at distances
- * 2^lo .. 2^(nk-1), the largest subtree first; with await_entry, the
- * first chunk only once the child said it entered. */
+/* Sends [off, off+len) of from to the children at distances 2^lo ..
+ * 2^(nk-1), the largest subtree first, and raises their DOWN words to
+ * chunk count c + 1; with await_entry, what starts at offset 0 only once
+ * the child said it entered. */
 static shoal_status_t push_down(const struct tree *t, int lo, int nk, struct shoal_coll_buf dest, const char *from,
                                 size_t c, size_t off, size_t len, int await_entry)
 {
     shoal_status_t st = SHOAL_OK;
     for (int k = nk - 1; k >= lo; k--) {
         const int child = child_of(t, k);
-        if (c == 0 && await_entry) await_own(t->g, up_word(t->g, k), t->base);
+        if (off == 0 && await_entry) await_own(t->g, up_word(t->g, k), t->base);
         shoal_status_t s = shoal_coll_put(t->g, dest, child, off, from + off, len);
         if (st == SHOAL_OK) st = s;
         signal_word(t->g, child, down_word(t->g, k), t->base | (c + 1));
@@ -216,11 +217,8 @@ shoal_status_t shoal_coll_broadcast_tree(struct shoal_group *g, struct shoal_col
         if (st == SHOAL_OK) st = s;
     }
     if (whole) {
-        const int child = child_of(&t, 0);
-        await_own(g, up_word(g, 0), t.base);
-        shoal_status_t s = shoal_coll_put(g, dest, child, 0, from, bytes);
+        shoal_status_t s = push_down(&t, 0, 1, dest, from, (bytes - 1) / chunk, 0, bytes, 1);
         if (st == SHOAL_OK) st = s;
-        signal_word(g, child, down_word(g, 0), t.base | ((bytes - 1) / chunk + 1));
     }
     shoal_coll_hosts_fini(&t.h);
     return st;

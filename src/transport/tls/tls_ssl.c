@@ -465,6 +465,18 @@ int shoal_tls_pending(SSL *ssl)
  * fought the sender's packet delivery for the lock (7 % of a ping-pong's
  * samples spun in it). An ended or failed stream counts as readable: the
  * read that follows sees why. */
+int shoal_tls_readable(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
+/* A peek that gives up at once (the source's recv without waiting): what
+ * arrived is found and taken by one system call. recv takes the socket's
+ * lock, as the note on polls above says, but a poll found data only to be
+ * followed by a read that took it anyway; on one host with 2 PEs the
+ * spinning reads came out ahead (docs/design.md). Streams not read through
+ * that source (kernel TLS; no memory for the buffer) are polled. */
 int shoal_tls_arrived(SSL *ssl, int fd)
 {
     if (shoal_tls_pending(ssl)) return 1;
@@ -475,16 +487,8 @@ int shoal_tls_arrived(SSL *ssl, int fd)
     looking = 1;
     const int ok = L.peek_ex(ssl, &byte, 1, &n);
     looking = 0;
-    if (ok) return 1;
-    if (L.get_error(ssl, 0) != SSL_ERROR_WANT_READ) return 1; /* an end or an error: the read reports it */
-    L.ERR_clear_error();
-    return 0;
-}
-
-int shoal_tls_readable(int fd)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    return poll(&p, 1, 0) > 0;
+    /* An end or an error counts as arrived: the read that follows reports it. */
+    return ok || L.get_error(ssl, 0) != SSL_ERROR_WANT_READ;
 }
 
 /* Waking a thread that blocked in read costs tens of microseconds on an
@@ -493,14 +497,14 @@ int shoal_tls_readable(int fd)
  * queues. Where PEs outnumber cores it yields between polls: blocking at
  * once there made every answer wait for a wake-up (fetch_add between 2
  * namespace hosts of 2 PEs on 2 cores, 2 of them idle: 100-109 us, polling
- * with yields 23-32 us). ssl (if not NULL) is
- * asked first whether it holds data already. A thread awaiting an answer
- * (serve) applies its peers' requests meanwhile: when two PEs wait for
- * each other's answers (both in quiet), neither then needs a server thread
- * to wake up; if it ends up blocking, it hands them back at once. */
+ * with yields 23-32 us). With ssl (not NULL) it looks through the
+ * stream (shoal_tls_arrived), which asks first whether it holds data. A
+ * thread awaiting an answer (serve) applies its peers' requests meanwhile:
+ * when two PEs wait for each other's answers (both in quiet), neither then
+ * needs a server thread to wake up; if it ends up blocking, it hands them
+ * back at once. */
 int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
-    if (ssl && shoal_tls_pending(ssl)) return 1;
     const double end = shoal_tls_now() + AWAIT_SPIN_S;
     for (;;) {
         if (ssl ? shoal_tls_arrived(ssl, fd) : shoal_tls_readable(fd)) return 1;
