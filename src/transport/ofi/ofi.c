@@ -468,6 +468,7 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .get_nbi = shoal_ofi_get_nbi,
     .amo = shoal_ofi_amo,
     .put_signal = shoal_ofi_put_signal,
+    .signal = shoal_ofi_signal,
     .fence = shoal_ofi_fence,
     .quiet = shoal_ofi_quiet,
     .progress = shoal_ofi_progress,

@@ -7,7 +7,8 @@
  * thread (and the runtime's waits) drive for incoming operations.
  *
  * Completion model: every posted operation counts on its context's counter
- * (issued vs completed + failed), which is what fence and quiet wait for.
+ * (issued vs completed + failed), which is what fence and quiet wait for,
+ * except while only the runtime's signals are outstanding (plain_mark).
  * An operation the caller waits for by itself (get, fetching amo, large put)
  * also asks for a completion queue entry whose context is a shoal_ofi_op on
  * the caller's stack; whichever thread reads the entry marks the op done.
@@ -47,6 +48,13 @@ struct shoal_tctx {
     struct fid_cq *cq;
     struct fid_cntr *cntr;
     atomic_uint_fast64_t issued; /* operations posted, all counted by cntr */
+    /* Signals (transport.h, signal) are counted too, but fence and quiet
+     * need not wait for them: the provider applies atomics to a peer in
+     * order (FI_ORDER_ATOMIC_WAW), and their targets' waits see them land.
+     * plain_mark is issued's count at the newest other operation, settled
+     * a count of which a full wait saw every operation complete: while
+     * plain_mark <= settled, only signals are outstanding (ofi_ops.c). */
+    atomic_uint_fast64_t plain_mark, settled;
     atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
     /* The last failed operation nobody waited for (error CQ entry), for the
      * line the next fence or quiet ends the job with. */
@@ -206,6 +214,8 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
 shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg,
                                     size_t offset, const void *src, size_t len, enum shoal_segment_id sig_seg,
                                     size_t sig_offset, enum shoal_amo_op op, uint64_t operand);
+shoal_status_t shoal_ofi_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                                uint64_t operand);
 void shoal_ofi_fence(shoal_tctx_t *ctx);
 void shoal_ofi_quiet(shoal_tctx_t *ctx);
 

@@ -15,6 +15,8 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     const char *call;
     memset(ctx, 0, sizeof *ctx);
     atomic_init(&ctx->issued, 0);
+    atomic_init(&ctx->plain_mark, 0);
+    atomic_init(&ctx->settled, 0);
     pthread_mutex_init(&ctx->bounce_lock, NULL);
     /* The default context's queue has a wait object so the progress thread
      * can sleep in fi_cq_sread until the network has something for it. */

@@ -79,8 +79,19 @@ static shoal_status_t target_of(int pe, enum shoal_segment_id seg, size_t offset
 
 enum rma_kind { RMA_WRITE, RMA_READ };
 
-/* Posts one RMA, retrying while the provider's queue is full. The counter
- * will count it, so issued grows first (a concurrent quiet may wait for it). */
+/* Counts an operation about to be posted (the counter will count it, so
+ * issued grows first: a concurrent quiet may wait for it); any but a
+ * signal raises plain_mark to its count. */
+static void count_post(struct shoal_tctx *ctx, int signal)
+{
+    const uint64_t count = atomic_fetch_add(&ctx->issued, 1) + 1;
+    if (signal) return;
+    uint_fast64_t mark = atomic_load_explicit(&ctx->plain_mark, memory_order_relaxed);
+    while (mark < count && !atomic_compare_exchange_weak(&ctx->plain_mark, &mark, count)) {
+    }
+}
+
+/* Posts one RMA, retrying while the provider's queue is full. */
 static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct target t, void *buf, size_t len,
                         void *desc, uint64_t flags, struct shoal_ofi_op *op)
 {
@@ -92,7 +103,7 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
         flags |= FI_COMPLETION;
         atomic_fetch_add(&op->pending, 1);
     }
-    atomic_fetch_add(&ctx->issued, 1);
+    count_post(ctx, 0);
     ssize_t ret;
     unsigned n = 0, polls = 0;
     long long start = 0;
@@ -230,7 +241,7 @@ struct amo_bufs {
 };
 
 static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg, enum shoal_amo_op op,
-                        struct amo_bufs *b, void *desc, int fetching, uint64_t flags, int pe)
+                        struct amo_bufs *b, void *desc, int fetching, uint64_t flags, int pe, int signal)
 {
     struct fi_ioc res = {.addr = &b->result, .count = 1}, cmp = {.addr = &b->compare, .count = 1};
     ssize_t ret;
@@ -239,7 +250,7 @@ static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg,
     const char *call = !fetching                ? "fi_atomicmsg"
                        : op == SHOAL_AMO_CSWAP ? "fi_compare_atomicmsg"
                                                : "fi_fetch_atomicmsg";
-    atomic_fetch_add(&ctx->issued, 1);
+    count_post(ctx, signal);
     for (;;) {
         if (!fetching)
             ret = fi_atomicmsg(ctx->ep, msg, flags);
@@ -259,8 +270,8 @@ static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg,
     return ret;
 }
 
-shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
-                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched)
+static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                          enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched, int signal)
 {
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(tctx);
     if (!ctx) return SHOAL_ERR_SYS;
@@ -291,13 +302,28 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     flags |= inject ? FI_INJECT : FI_COMPLETION;
     if (!inject) atomic_store(&wait.pending, 1);
     shoal_status_t st = SHOAL_OK;
-    if (post_amo(ctx, &msg, op, b, desc, fetching, flags, pe))
+    if (post_amo(ctx, &msg, op, b, desc, fetching, flags, pe, signal))
         st = SHOAL_ERR_SYS;
     else if (!inject)
         st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);
     if (fetched) *fetched = st == SHOAL_OK && fetching ? shoal_elem_load(&b->result, elem) : 0;
     if (bounce) pthread_mutex_unlock(&ctx->bounce_lock);
     return st;
+}
+
+shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
+                             enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched)
+{
+    return amo(tctx, pe, seg, offset, elem, op, operand, cond, fetched, 0);
+}
+
+/* On the default context, never waited for by fence or quiet (ofi.h,
+ * plain_mark): the barrier after a barrier no longer waits out the round
+ * trip of the one before's signals. */
+shoal_status_t shoal_ofi_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
+                                uint64_t operand)
+{
+    return amo(NULL, pe, seg, offset, 8, op, operand, 0, NULL, 1);
 }
 
 /* Data and signal as atomics, which the provider applies in order
@@ -335,12 +361,15 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
                                     .rma_iov = &rma, .rma_iov_count = 1, .datatype = words ? FI_UINT64 : FI_UINT8,
                                     .op = FI_ATOMIC_WRITE, .context = shoal_ofi_tag(pe)};
         struct amo_bufs unused;
-        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, NULL, 0, FI_INJECT | FI_DELIVERY_COMPLETE, pe))
+        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, NULL, 0, FI_INJECT | FI_DELIVERY_COMPLETE, pe, !counted))
             return SHOAL_ERR_SYS;
         done += chunk;
     }
-    return shoal_ofi_amo(on, pe, sig_seg, sig_offset, 8, op, operand, 0, NULL);
+    return amo(on, pe, sig_seg, sig_offset, 8, op, operand, 0, NULL, !counted);
 }
+
+/* Whether every operation but signals is known complete (ofi.h). */
+static int only_signals(struct shoal_tctx *ctx) { return atomic_load(&ctx->plain_mark) <= atomic_load(&ctx->settled); }
 
 /* Both start with a full CPU fence: this PE's direct loads and stores are
  * ordered with the fabric operations too. Waiting for every outstanding
@@ -349,13 +378,21 @@ void shoal_ofi_fence(shoal_tctx_t *tctx)
 {
     atomic_thread_fence(memory_order_seq_cst);
     struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
-    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) (void)shoal_ofi_wait_all(ctx, "fence");
+    if (atomic_load_explicit(&ctx->ready, memory_order_acquire) && !only_signals(ctx))
+        (void)shoal_ofi_wait_all(ctx, "fence");
 }
 
 void shoal_ofi_quiet(shoal_tctx_t *tctx)
 {
     atomic_thread_fence(memory_order_seq_cst);
     struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
-    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) (void)shoal_ofi_wait_all(ctx, "quiet");
+    if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) {
+        /* A program may loop on quiet and a local flag: quiet drives
+         * progress even with nothing to wait for, as it always did. */
+        if (only_signals(ctx))
+            shoal_ofi_poll(ctx);
+        else
+            (void)shoal_ofi_wait_all(ctx, "quiet");
+    }
     atomic_thread_fence(memory_order_seq_cst);
 }

@@ -314,8 +314,16 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
     own_wait_begin(ctx);
     for (;;) {
         shoal_ofi_poll(ctx);
+        const uint64_t posted = atomic_load(&ctx->issued);
         uint64_t done = fi_cntr_read(ctx->cntr), failed = fi_cntr_readerr(ctx->cntr);
-        if (done + failed >= atomic_load(&ctx->issued)) {
+        const uint64_t issued = atomic_load(&ctx->issued);
+        if (done + failed >= issued) {
+            /* Nothing posted meanwhile: every operation counted so far is
+             * done, not just as many as were issued (ofi.h, settled). */
+            uint_fast64_t settled = atomic_load(&ctx->settled);
+            while (posted == issued && settled < issued &&
+                   !atomic_compare_exchange_weak(&ctx->settled, &settled, issued)) {
+            }
             own_wait_end(ctx);
             uint64_t before = atomic_exchange(&ctx->errors_reported, failed);
             if (failed <= before) return SHOAL_OK;
