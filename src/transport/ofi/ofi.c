@@ -195,7 +195,8 @@ static shoal_status_t check_provider(void)
     size_t bytes = 0, words = 0;
     const uint64_t ordered = FI_ORDER_ATOMIC_WAW;
     shoal_ofi.signal_data_max = 0;
-    if ((info->tx_attr->msg_order & ordered) && (info->rx_attr->msg_order & ordered) &&
+    shoal_ofi.atomics_ordered = (info->tx_attr->msg_order & ordered) && (info->rx_attr->msg_order & ordered);
+    if (shoal_ofi.atomics_ordered &&
         fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &bytes) == 0 && bytes >= shoal_ofi.inject_size &&
         fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_WRITE, &words) == 0 && words >= shoal_ofi.inject_size / 8)
         shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;

@@ -81,11 +81,11 @@ enum rma_kind { RMA_WRITE, RMA_READ };
 
 /* Counts an operation about to be posted (the counter will count it, so
  * issued grows first: a concurrent quiet may wait for it); any but a
- * signal raises plain_mark to its count. */
+ * signal the provider keeps in order raises plain_mark to its count. */
 static void count_post(struct shoal_tctx *ctx, int signal)
 {
     const uint64_t count = atomic_fetch_add(&ctx->issued, 1) + 1;
-    if (signal) return;
+    if (signal && shoal_ofi.atomics_ordered) return;
     uint_fast64_t mark = atomic_load_explicit(&ctx->plain_mark, memory_order_relaxed);
     while (mark < count && !atomic_compare_exchange_weak(&ctx->plain_mark, &mark, count)) {
     }
