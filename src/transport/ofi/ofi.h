@@ -48,10 +48,9 @@ struct shoal_tctx {
     struct fid_cq *cq;
     struct fid_cntr *cntr;
     atomic_uint_fast64_t issued; /* operations posted, all counted by cntr */
-    /* Signals (transport.h, signal) are counted too, but fence and quiet
-     * need not wait for them where the provider applies atomics to a peer
-     * in order (atomics_ordered: a barrier's signal cannot overtake the one
-     * before it to the same word), and their targets' waits see them land.
+    /* Signals (transport.h, signal) are counted too, but where the
+     * provider keeps atomics in order (atomics_ordered) fence and quiet
+     * need not wait for them: their targets' waits see them land.
      * plain_mark is issued's count at the newest other operation, settled
      * a count of which a full wait saw every operation complete: while
      * plain_mark <= settled, only signals are outstanding (ofi_ops.c). */
@@ -112,8 +111,8 @@ struct shoal_ofi {
      * signal (ofi_ops.c); 0 where the provider does not order atomics. */
     size_t signal_data_max;
     /* The provider applies atomics to a peer in order (FI_ORDER_ATOMIC_WAW,
-     * sent and received): only then may signals overtake nothing, so that
-     * fence and quiet need not wait for them (plain_mark). */
+     * sent and received), so no signal overtakes an earlier one to the
+     * same word (a barrier's epoch) and none needs waiting for (plain_mark). */
     int atomics_ordered;
     int mr_local;      /* local buffers must be registered */
     int mr_endpoint;   /* registrations are bound to one endpoint */

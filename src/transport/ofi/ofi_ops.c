@@ -317,9 +317,9 @@ shoal_status_t shoal_ofi_amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     return amo(tctx, pe, seg, offset, elem, op, operand, cond, fetched, 0);
 }
 
-/* On the default context, never waited for by fence or quiet (ofi.h,
- * plain_mark): the barrier after a barrier no longer waits out the round
- * trip of the one before's signals. */
+/* On the default context; fence and quiet do not wait for it where the
+ * provider keeps atomics in order (ofi.h, plain_mark), so a barrier does
+ * not wait out the round trip of the previous barrier's signals. */
 shoal_status_t shoal_ofi_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
                                 uint64_t operand)
 {
