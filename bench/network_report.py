@@ -107,10 +107,20 @@ def floor_line(med, setup):
             f" (half a round trip; a get or fetch_add waits at least twice that), exchange"
             f" {fmt(f['exchange'])} us (both send, then receive: the least one round of a 2-member"
             f" barrier costs).")
+    # At 2x2 the barrier's floor is tcp_floor's own 2 x 2 barrier.
+    hier = med.get((setup, "floor", "tcp_hier_barrier", 0))
+    floor = f["exchange"]
+    if hier is not None:
+        floor = hier
+        line += (f" Its barrier of 2 hosts x 2 processes (each member adds one to its leader's word, the leaders"
+                 f" exchange 64 bytes, then release their members; every wait yields, as 4 processes share"
+                 f" 2 cores): {fmt(hier)} us")
+        shoal = med.get((setup, "shoal-tls", "barrier_all", 0))
+        line += f", Shoal tls {shoal / hier:.2f}x that." if shoal else "."
     peer = med.get((setup, PEER, "barrier_all", 0))
     if peer:
         half = peer * TARGET["sync"][1]
-        where = "below" if half < f["exchange"] else "above"
+        where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
     return [line, ""]
 

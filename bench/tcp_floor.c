@@ -11,17 +11,29 @@
  *   tcp_pingpong   half a round trip: one side sends, the other answers
  *                  (a get or fetch_add waits at least a whole one)
  *   tcp_exchange   both sides send, then each receives the other's: the
- *                  least one round of a 2-member barrier costs */
+ *                  least one round of a 2-member barrier costs
+ * With --members M, each end also forks M processes that share a page
+ * with it, and prints after the above:
+ *   tcp_hier_barrier  a barrier of 2 hosts x (M + 1) processes as Shoal's
+ *                  hierarchical one runs it: each member adds one to its
+ *                  leader's arrival word, the leader sees them all, sends
+ *                  64 bytes to the other leader and receives its 64, then
+ *                  stores the release its members wait for. Every wait
+ *                  yields between looks, as waits must where processes
+ *                  outnumber cores (2 x 2 on 2 cores: spinning ones hold
+ *                  the core the awaited process needs). */
 #ifndef _GNU_SOURCE /* the build passes it */
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,6 +85,80 @@ static void recv_msg(int fd, char *buf)
     }
 }
 
+/* recv_msg for a process sharing cores: yields between looks. */
+static void recv_msg_yielding(int fd, char *buf)
+{
+    size_t done = 0;
+    while (done < MSG) {
+        ssize_t n = recv(fd, buf + done, MSG - done, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            sched_yield();
+            continue;
+        }
+        if (n <= 0) die("tcp_floor: recv");
+        done += (size_t)n;
+    }
+}
+
+/* The words a host's processes share, each on its own cache line. */
+struct host_words {
+    _Alignas(64) unsigned long arrive; /* members' arrivals, only grows */
+    _Alignas(64) unsigned long release; /* the last barrier the leader released */
+};
+
+/* A member: barriers first .. last, then exits. */
+static void member(struct host_words *w, unsigned long first, unsigned long last)
+{
+    for (unsigned long b = first; b <= last; b++) {
+        __atomic_fetch_add(&w->arrive, 1, __ATOMIC_ACQ_REL);
+        while (__atomic_load_n(&w->release, __ATOMIC_ACQUIRE) < b) sched_yield();
+    }
+}
+
+/* The leader's side of barriers first .. last; us per barrier. */
+static double leader(int fd, struct host_words *w, int members, unsigned long first, unsigned long last)
+{
+    char buf[MSG];
+    memset(buf, 1, sizeof buf);
+    const double t = now_us();
+    for (unsigned long b = first; b <= last; b++) {
+        while (__atomic_load_n(&w->arrive, __ATOMIC_ACQUIRE) < b * (unsigned long)members) sched_yield();
+        send_msg(fd, buf);
+        recv_msg_yielding(fd, buf);
+        __atomic_store_n(&w->release, b, __ATOMIC_RELEASE);
+    }
+    return (now_us() - t) / (double)(last - first + 1);
+}
+
+/* tcp_hier_barrier: forks the members, runs the barriers, reaps them. */
+static void measure_hier(int fd, int members, int report, long iters)
+{
+    struct host_words *w = mmap(NULL, sizeof *w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (w == MAP_FAILED) die("tcp_floor: mmap");
+    const unsigned long warm = (unsigned long)iters / 4 + 1, total = warm + RUNS * (unsigned long)iters;
+    for (int m = 0; m < members; m++) {
+        pid_t p = fork();
+        if (p < 0) die("tcp_floor: fork");
+        if (p == 0) {
+            close(fd);
+            member(w, 1, total);
+            _exit(0);
+        }
+    }
+    double v[RUNS];
+    leader(fd, w, members, 1, warm);
+    for (int r = 0; r < RUNS; r++)
+        v[r] = leader(fd, w, members, warm + 1 + (unsigned long)r * iters, warm + (unsigned long)(r + 1) * iters);
+    int failed = 0;
+    for (int m = 0; m < members; m++) {
+        int status = 0;
+        if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    }
+    if (failed) die("tcp_floor: a member failed");
+    qsort(v, RUNS, sizeof v[0], cmp_double);
+    if (report) printf("tcp_hier_barrier,0,%d,%.4g,us\n", 2 * (members + 1), v[RUNS / 2]);
+}
+
 /* One timed run of iters exchanges of kind; the first side (first = 1)
  * starts ping-pongs. Returns us per exchange (per half round trip). */
 static double run(int fd, int first, const char *kind, long iters)
@@ -116,12 +202,25 @@ int main(int argc, char **argv)
     const long iters = getenv("TCP_FLOOR_ITERS") ? atol(getenv("TCP_FLOOR_ITERS")) : 20000;
     struct sockaddr_in addr;
     int fd;
+    /* --members M comes last: 2 x (M + 1) processes for tcp_hier_barrier. */
+    int members = 0;
+    if (argc >= 3 && !strcmp(argv[argc - 2], "--members")) {
+        members = atoi(argv[argc - 1]);
+        if (members < 1 || members > 64) {
+            fprintf(stderr, "tcp_floor: --members takes 1 to 64, not %s\n", argv[argc - 1]);
+            return 2;
+        }
+        argc -= 2;
+    }
+    /* Barriers take some ten times an exchange: fewer of them. */
+    const long hier_iters = iters / 10 + 1;
     if (argc == 3 && !strcmp(argv[1], "--listen")) {
         int ls = floor_listen(atoi(argv[2]), &addr);
         if (ls < 0) die("tcp_floor: listen");
         fd = accept(ls, NULL, NULL);
         if (fd < 0) die("tcp_floor: accept");
         measure(fd, 0, 0, iters);
+        if (members) measure_hier(fd, members, 0, hier_iters);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--connect")) {
@@ -131,10 +230,11 @@ int main(int argc, char **argv)
         }
         if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
         measure(fd, 1, 1, iters);
+        if (members) measure_hier(fd, members, 1, hier_iters);
         return 0;
     }
     if (argc != 1 || iters <= 0) {
-        fprintf(stderr, "usage: tcp_floor [--listen PORT | --connect ADDR PORT]\n");
+        fprintf(stderr, "usage: tcp_floor [--listen PORT | --connect ADDR PORT] [--members M]\n");
         return 2;
     }
     int ls = floor_listen(0, &addr);
@@ -145,11 +245,13 @@ int main(int argc, char **argv)
         close(ls);
         if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
         measure(fd, 0, 0, iters);
+        if (members) measure_hier(fd, members, 0, hier_iters);
         _exit(0);
     }
     fd = accept(ls, NULL, NULL);
     if (fd < 0) die("tcp_floor: accept");
     measure(fd, 1, 1, iters);
+    if (members) measure_hier(fd, members, 1, hier_iters);
     int status = 0;
     waitpid(child, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;

@@ -21,7 +21,8 @@
 # barrier_all, sum_to_all 8 B, fcollect64 8 B, broadcast64 1 MiB, put and
 # get bandwidth 1 MiB (windows of 64 nbi, then quiet). Beside them, in each
 # setup, bench/tcp_floor.c: the same exchanges over plain TCP between two
-# processes with no library and no encryption, the floor of that run; with
+# processes with no library and no encryption, the floor of that run (at
+# 2x2 also its barrier of 2 hosts x 2 processes, hierarchical as Shoal's); with
 # STREAM_FLOOR=1 (bench/tls_vs_ofi.sh), also bench/stream_floor.c: 1 MiB
 # messages over plain TCP in the clear and sealed as user-space TLS 1.3.
 #
@@ -250,9 +251,12 @@ run_floor() {
         case $1 in
         lo) timeout 120 "$build/$floor" >>"$log" 2>&1 || rc=$? ;;
         *)
-            hosts_spawn 1 timeout 120 "$build/$floor" --listen $((PORT + 50)) >/dev/null 2>&1
+            # At 2x2 tcp_floor also runs a barrier of 2 x 2 processes.
+            local members=
+            [ "$1" = 2x2 ] && [ $floor = tcp_floor ] && members="--members 1"
+            hosts_spawn 1 timeout 120 "$build/$floor" --listen $((PORT + 50)) $members >/dev/null 2>&1
             local listener=$HOSTS_PID
-            hosts_run 0 timeout 120 "$build/$floor" --connect "$(hosts_addr 1)" $((PORT + 50)) >>"$log" 2>&1 || rc=$?
+            hosts_run 0 timeout 120 "$build/$floor" --connect "$(hosts_addr 1)" $((PORT + 50)) $members >>"$log" 2>&1 || rc=$?
             wait "$listener" || rc=$? ;;
         esac
         [ $rc = 0 ] || echo "   $floor ($1) exited $rc"
