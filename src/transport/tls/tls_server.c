@@ -336,6 +336,28 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
     }
 }
 
+/* Streams whose sockets one poll(2) looks at before a waiter serves them
+ * (shoal_tls_serve); any beyond are looked at one by one. */
+#define LOOKS_MAX 64
+
+/* Which of the streams a waiter is about to serve have something to read
+ * (or ended): one poll(2) for them all, where looking through each stream
+ * costs a system call per stream on every poll of the wait (docs/design.md:
+ * 4 namespace hosts x 1 PE, barrier 231-253 -> 191-227 us). Returns how
+ * many streams looks[] covers: 0 for one stream or none, whose own read
+ * looks as cheaply and takes what came in the same call. */
+static int look_at_streams(struct pollfd *looks)
+{
+    int n = 0;
+    for (struct shoal_tls_server *s = shoal_tls.servers; s && n < LOOKS_MAX; s = s->next)
+        if (s->ssl && !s->done && s->fd >= 0) looks[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+    if (n < 2) return 0;
+    /* A failed poll looks like data everywhere: each stream's read tells. */
+    if (poll(looks, (nfds_t)n, 0) < 0)
+        for (int i = 0; i < n; i++) looks[i].revents = POLLIN;
+    return n;
+}
+
 /* The waiting thread's lease on the streams (transport/lease.h). */
 static long long lease_left(long long park_ns) { return shoal_lease_left(&shoal_tls.served_ns, park_ns); }
 
@@ -461,14 +483,27 @@ void shoal_tls_serve(int gets, int spinning)
     sigemptyset(&old);
     const int block = atomic_load(&shoal_tls.sigpipe_streams) > 0;
     if (block) shoal_tls_sigpipe_block(&old);
+    /* The list cannot change while serve_lock is held: looks[i] is the
+     * i-th stream below. */
+    struct pollfd looks[LOOKS_MAX];
+    const int looked = look_at_streams(looks);
+    int i = 0;
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
         if (!s->ssl || s->done || s->fd < 0) continue;
+        const int quiet = i < looked && !looks[i].revents;
+        i++;
         /* Loaded first: the exchange writes the line, and this runs on
          * every poll of a spinning wait while the flag is almost always 0. */
         if (leased && now - lease_since >= SHOAL_LEASE_SETTLED_NS && atomic_load(&s->sleeping) &&
             atomic_exchange(&s->sleeping, 0))
             wake(s); /* to park */
         if (pthread_mutex_trylock(&s->lock) != 0) continue;
+        /* Nothing came, nothing buffered, nothing to acknowledge: what
+         * serve_ready would find, without its read. */
+        if (quiet && s->applied == s->reported && !shoal_tls_pending(s->ssl)) {
+            pthread_mutex_unlock(&s->lock);
+            continue;
+        }
         /* A broken stream is left to its thread, which sees it end. */
         const uint64_t before = s->served;
         int rc = serve_ready(s, gets, 0);
