@@ -68,7 +68,7 @@ if [ "$QUICK" = 1 ]; then it_p2p=50 it_rma=80 it_coll=30; else it_p2p=150 it_rma
 sizes="--min-size 8 --max-size 1M --step 131072"
 lock_prog=p2p
 [ -f "$root/bench/bench_lock.c" ] && lock_prog=lock
-lock_figs="--only lock_uncontended --only lock_contended"
+lock_figs="--only lock_uncontended --only lock_contended --only lock_round_trips"
 probes=(
     "rma rma --only put_lat --only get_lat --only put_bw --only get_bw $sizes --iters $it_rma"
     "coll coll --only barrier_all --only sum_reduce --only fcollect --only broadcast $sizes --iters $it_coll"
