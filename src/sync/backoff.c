@@ -296,10 +296,21 @@ void shoal_backoff_slow(struct shoal_backoff *b)
          * ofi fcollect 716-946 -> 445-531 us, sum 668-1120 -> 486-760; tls
          * barrier 89-102 -> 68-77). Elsewhere a yielding wait hands them
          * its operations (ping-pong, where that was measured no better). */
+        const long long mark = shoal_backoff_incoming ? shoal_backoff_incoming() : 0;
         if (__atomic_load_n(&pol.yields_serve, __ATOMIC_RELAXED) && shoal_backoff_progress)
             shoal_backoff_progress();
         else if (shoal_backoff_rest)
             shoal_backoff_rest();
+        /* What that applied may end the wait: the caller looks before the
+         * yield, which would cost a turn of every PE on this core (the
+         * leaders' exchange of 2 namespace hosts x 2 PEs on 2 cores took
+         * two such turns where a bare exchange takes one). Once in a row:
+         * a stream of peers' operations still lets the others run. */
+        if (shoal_backoff_incoming && !b->looked && shoal_backoff_incoming() != mark) {
+            b->looked = 1;
+            return;
+        }
+        b->looked = 0;
         timed_yield();
         return;
     }

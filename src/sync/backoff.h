@@ -34,6 +34,7 @@ struct shoal_backoff {
     uint32_t bell; /* the bell read when arming */
     uint32_t first_bell; /* ... the first time (valid once sleeps or armed) */
     unsigned sleeps;
+    int looked; /* the last yield was skipped to look at what progress applied */
     long long incoming; /* the transport's incoming mark as this wait last saw it */
 };
 
