@@ -303,9 +303,9 @@ void shoal_backoff_slow(struct shoal_backoff *b)
             shoal_backoff_rest();
         /* What that applied may end the wait: the caller looks before the
          * yield, which would cost a turn of every PE on this core (the
-         * leaders' exchange of 2 namespace hosts x 2 PEs on 2 cores took
-         * two such turns where a bare exchange takes one). Once in a row:
-         * a stream of peers' operations still lets the others run. */
+         * leaders of 2 namespace hosts x 2 PEs on 2 cores yielded 1.3-2.7
+         * times per exchange, docs/design.md). Once in a row: a stream of
+         * peers' operations still lets the others run. */
         if (shoal_backoff_incoming && !b->looked && shoal_backoff_incoming() != mark) {
             b->looked = 1;
             return;
