@@ -340,6 +340,9 @@ static int serve_ready(struct shoal_tls_server *s, int gets, int eager)
  * (shoal_tls_serve); any beyond are looked at one by one. */
 #define LOOKS_MAX 64
 
+/* A stream a waiter may serve: handshake done, its thread not ending. */
+static int servable(const struct shoal_tls_server *s) { return s->ssl && !s->done && s->fd >= 0; }
+
 /* Which of the streams a waiter is about to serve have something to read
  * (or ended): one poll(2) for them all, where looking through each stream
  * costs a system call per stream on every poll of the wait (docs/design.md:
@@ -350,7 +353,7 @@ static int look_at_streams(struct pollfd *looks)
 {
     int n = 0;
     for (struct shoal_tls_server *s = shoal_tls.servers; s && n < LOOKS_MAX; s = s->next)
-        if (s->ssl && !s->done && s->fd >= 0) looks[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+        if (servable(s)) looks[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
     if (n < 2) return 0;
     /* A failed poll looks like data everywhere: each stream's read tells. */
     if (poll(looks, (nfds_t)n, 0) < 0)
@@ -489,7 +492,7 @@ void shoal_tls_serve(int gets, int spinning)
     const int looked = look_at_streams(looks);
     int i = 0;
     for (struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) {
-        if (!s->ssl || s->done || s->fd < 0) continue;
+        if (!servable(s)) continue;
         const int quiet = i < looked && !looks[i].revents;
         i++;
         /* Loaded first: the exchange writes the line, and this runs on
