@@ -85,6 +85,9 @@ struct shoal_internal_area {
     _Alignas(64) struct shoal_team_oneshot team_oneshot[SHOAL_TEAM_SLOTS_MAX];
     _Alignas(64) struct shoal_finalize_words finalize;
     _Alignas(64) struct shoal_wake_word wake;
+    /* Written by peers' transports to flush their writes (transport.h,
+     * flush_word); never read. */
+    _Alignas(64) uint64_t flush_sink;
 };
 
 _Static_assert(sizeof(struct shoal_internal_area) <= SHOAL_INTERNAL_AREA,

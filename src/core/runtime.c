@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "core/machine.h"
 #include "core/team.h"
 #include "util/log.h"
@@ -147,6 +148,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
         .machine_pes = rt->machine_pes, .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
         .peer_lost = transport_peer_lost,
+        .flush_word = rt->internal_offset + offsetof(struct shoal_internal_area, flush_sink),
         .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};
     shoal_status_t st;
     rt->transport = &shoal_transport_shm;

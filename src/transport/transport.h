@@ -41,6 +41,10 @@ struct shoal_transport_setup {
      * included (SHMEM_TRANSPORT=ofi: every test runs over the fabric). */
     int fabric_all;
     const shoal_segment_t *local[SHOAL_SEG_COUNT];
+    /* Offset in every PE's heap of an 8-byte word that a transport may
+     * write to make its earlier writes to that PE visible (ofi), and that
+     * nobody reads; 0: none (the transport then needs none). */
+    size_t flush_word;
     struct shoal_peer *peers; /* n_pes entries */
     /* Ends the whole job with one line naming what failed: a transport
      * calls it when an operation cannot complete (peer gone, remote

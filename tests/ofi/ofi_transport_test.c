@@ -39,6 +39,9 @@
 #define SLOT (4 * MiB + 4096)     /* one source PE's area in a put target */
 #define AMO_OFF ((size_t)64 * MiB) /* atomics area, after 8 put slots (and more) */
 #define ELECT_ROUNDS 50
+/* The heap's last word, which no test touches: the transport's flushes
+ * write it (transport.h). */
+#define FLUSH_WORD (128 * MiB - 8)
 
 static shoal_boot_t *boot;
 static shoal_segment_t heap, data;
@@ -214,6 +217,42 @@ static void test_amo_contended(void)
 }
 
 /* PE 0 sleeps outside the library; the others put, get and add to it. */
+/* Small puts the target does not answer are made visible by quiet's flush,
+ * a write of the target's flush word (ofi_ops.c); a flush that found puts
+ * has the next 64 small puts answered (ANSWERED_AFTER_FLUSH), whose quiets
+ * then write nothing. Seen through each PE's flush word, which only its
+ * left neighbour's flushes write here. */
+static void test_flush(void)
+{
+    if (npes < 2 || !shoal_ofi.writes_ordered) return;
+    volatile uint64_t *word = (volatile uint64_t *)(heap.base + FLUSH_WORD);
+    const uint64_t unwritten = 0x5eed5eed5eed5eedULL;
+    const int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    const size_t off = AMO_OFF + 5 * MiB;
+    atomic_store(&shoal_ofi.dflt.answered_left, 0);
+    for (int round = 1; round <= 3; round++) {
+        *word = unwritten;
+        barrier();
+        uint64_t v = (uint64_t)round << 32 | (unsigned)me;
+        must(T->put(NULL, right, SHOAL_SEG_HEAP, off, &v, sizeof v), "put");
+        T->quiet(NULL);
+        barrier();
+        CHECK_MSG(*word == 0, "round %d: PE %d's quiet after an unanswered put wrote no flush here", round, left);
+        CHECK(*(volatile uint64_t *)(heap.base + off) == ((uint64_t)round << 32 | (unsigned)left));
+        *word = unwritten;
+        barrier();
+        for (int i = 0; i < 64; i++) {
+            v++;
+            must(T->put(NULL, right, SHOAL_SEG_HEAP, off, &v, sizeof v), "put");
+            T->quiet(NULL);
+        }
+        barrier();
+        CHECK_MSG(*word == unwritten, "round %d: PE %d flushed puts the target had answered", round, left);
+        CHECK(*(volatile uint64_t *)(heap.base + off) == ((uint64_t)round << 32 | (unsigned)left) + 64);
+    }
+    barrier();
+}
+
 static void test_sleeper(void)
 {
     const size_t off = AMO_OFF + 2 * MiB + (size_t)me * 4096;
@@ -425,7 +464,7 @@ int main(int argc, char **argv)
     struct shoal_peer *peers = calloc((size_t)npes, sizeof *peers);
     struct shoal_transport_setup setup = {.boot = boot, .my_pe = me, .n_pes = npes, .n_nodes = 1,
                                           .fabric_all = 1, .local = {&heap, &data}, .peers = peers,
-                                          .fatal = test_fatal};
+                                          .fatal = test_fatal, .flush_word = FLUSH_WORD};
     must(T->init(&setup), "ofi init");
     test_keys(argc > 1 && !strcmp(argv[1], "keys"));
     if (argc > 1 && !strcmp(argv[1], "refused")) {
@@ -440,6 +479,7 @@ int main(int argc, char **argv)
     test_put_get(ctx2);
     test_amo_ops(ctx2);
     test_amo_contended();
+    test_flush();
     test_sleeper();
     T->progress();
     if (do_bench) bench();

@@ -196,14 +196,18 @@ static shoal_status_t check_provider(void)
     const uint64_t ordered = FI_ORDER_ATOMIC_WAW;
     shoal_ofi.signal_data_max = 0;
     shoal_ofi.atomics_ordered = (info->tx_attr->msg_order & ordered) && (info->rx_attr->msg_order & ordered);
+    const uint64_t writes = FI_ORDER_RMA_WAW;
+    shoal_ofi.writes_ordered =
+        (info->tx_attr->msg_order & writes) && (info->rx_attr->msg_order & writes) && shoal_ofi.flush_word;
     if (shoal_ofi.atomics_ordered &&
         fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &bytes) == 0 && bytes >= shoal_ofi.inject_size &&
         fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_WRITE, &words) == 0 && words >= shoal_ofi.inject_size / 8)
         shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;
     shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, put_signal as atomics up "
-                "to %zu, progress %s",
+                "to %zu, small puts %s, progress %s",
                 info->fabric_attr->prov_name, info->domain_attr->name, (unsigned long long)mode,
                 shoal_ofi.inject_size, shoal_ofi.max_msg, shoal_ofi.signal_data_max,
+                shoal_ofi.writes_ordered ? "unanswered (ordered writes)" : "answered by the target",
                 info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
     return SHOAL_OK;
 }
@@ -354,6 +358,7 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     shoal_ofi.wait_fd = -1;
     shoal_ofi.my_pe = setup->my_pe;
     shoal_ofi.n_pes = setup->n_pes;
+    shoal_ofi.flush_word = setup->flush_word;
     pthread_mutex_init(&shoal_ofi.ctx_lock, NULL);
     pthread_mutex_init(&shoal_ofi.key_lock, NULL);
     if (shoal_config_load(&cfg, NULL, err, sizeof err) != SHOAL_OK) {

@@ -55,6 +55,16 @@ struct shoal_tctx {
      * a count of which a full wait saw every operation complete: while
      * plain_mark <= settled, only signals are outstanding (ofi_ops.c). */
     atomic_uint_fast64_t plain_mark, settled;
+    /* Where writes are ordered (writes_ordered), small puts complete when
+     * injected, with no answer from the target: unflushed[pe] is set by
+     * such a put to pe, and fence and quiet make those visible with one
+     * read per PE (ofi_ops.c, flush_writes). n_pes entries. */
+    atomic_uchar *unflushed;
+    atomic_int any_unflushed;
+    /* Small puts still to be answered, as before: a flush that found puts
+     * to make visible sets it (ofi_ops.c, mark_unflushed). */
+    atomic_int answered_left;
+    pthread_mutex_t flush_lock; /* one flush posts its writes at a time */
     atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
     /* The last failed operation nobody waited for (error CQ entry), for the
      * line the next fence or quiet ends the job with. */
@@ -114,6 +124,11 @@ struct shoal_ofi {
      * sent and received), so no signal overtakes an earlier one to the
      * same word (a barrier's epoch) and none needs waiting for (plain_mark). */
     int atomics_ordered;
+    /* The provider processes RMA writes to a peer in the order posted
+     * (FI_ORDER_RMA_WAW, sent and received): small puts then complete
+     * when injected, unanswered by the target (ofi_ops.c). */
+    int writes_ordered;
+    size_t flush_word; /* in every PE's heap: where flushes write (transport.h) */
     int mr_local;      /* local buffers must be registered */
     int mr_endpoint;   /* registrations are bound to one endpoint */
     int cq_wait;       /* the default CQ has a wait object (blocking sread) */
@@ -180,6 +195,11 @@ shoal_status_t shoal_ofi_register_segments(const struct shoal_transport_setup *s
 void shoal_ofi_deregister_segments(void);
 /* Peer pe's region holding offset of seg, or NULL (offset outside it). */
 const struct shoal_ofi_region *shoal_ofi_remote_region(int pe, enum shoal_segment_id seg, size_t offset);
+
+/* ofi_ops.c */
+/* Posts the reads that make ctx's unanswered puts visible (ofi_ops.c); the
+ * caller then waits for everything posted. */
+void shoal_ofi_flush_writes(struct shoal_tctx *ctx);
 
 /* ofi_progress.c */
 /* One read of ctx's completion queue: reaps entries, drives progress. */

@@ -18,6 +18,14 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     atomic_init(&ctx->plain_mark, 0);
     atomic_init(&ctx->settled, 0);
     pthread_mutex_init(&ctx->bounce_lock, NULL);
+    pthread_mutex_init(&ctx->flush_lock, NULL);
+    atomic_init(&ctx->any_unflushed, 0);
+    atomic_init(&ctx->answered_left, 0);
+    ctx->unflushed = calloc((size_t)shoal_ofi.n_pes, sizeof *ctx->unflushed);
+    if (!ctx->unflushed) {
+        shoal_ofi_ctx_close(ctx);
+        return SHOAL_ERR_NOMEM;
+    }
     /* The default context's queue has a wait object so the progress thread
      * can sleep in fi_cq_sread until the network has something for it. */
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
@@ -95,7 +103,9 @@ void shoal_ofi_ctx_close(struct shoal_tctx *ctx)
     close_one(ctx->cq ? &ctx->cq->fid : NULL, "fi_close(cq)");
     close_one(ctx->cntr ? &ctx->cntr->fid : NULL, "fi_close(cntr)");
     free(ctx->bounce);
+    free(ctx->unflushed);
     pthread_mutex_destroy(&ctx->bounce_lock);
+    pthread_mutex_destroy(&ctx->flush_lock);
     memset(ctx, 0, sizeof *ctx);
 }
 
@@ -161,6 +171,7 @@ void shoal_ofi_ctx_destroy(shoal_tctx_t *ctx)
         free(ctx);
         return;
     }
+    shoal_ofi_flush_writes(ctx); /* its puts made visible, as quiet would */
     shoal_ofi_wait_all(ctx, "ctx_destroy");
     pthread_mutex_lock(&shoal_ofi.ctx_lock);
     live_remove(ctx);

@@ -4,8 +4,12 @@
  * counter reports done is visible at the target: that is what quiet needs.
  * Small puts and non-fetching atomics are injected (the source is copied at
  * once); larger puts wait for their own completion so the source can be
- * reused; gets and fetching atomics wait for theirs. Transfers beyond the
- * provider's largest message are split. Where the provider needs local
+ * reused; gets and fetching atomics wait for theirs. Where the provider
+ * processes writes in the order posted to a peer (writes_ordered), small
+ * puts are the exception: they complete once injected, the target answers
+ * nothing for them, and fence and quiet make them visible with one more
+ * write per PE written to (shoal_ofi_flush_writes).
+ * Transfers beyond the provider's largest message are split. Where the provider needs local
  * buffers registered (FI_MR_LOCAL), memory outside the registered segments
  * goes through the context's registered bounce buffer, one chunk at a time.
  * A transfer never crosses a registered region of the target (ofi_mr.c):
@@ -123,6 +127,58 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
     return ret;
 }
 
+/* Where fence or quiet follow small puts, the flush costs one more message
+ * to each PE and its processing there (put 8 B + quiet, 2 PEs on one host:
+ * 41-45 us answered, 50-67 flushed); where they do not (p + wait_until) the
+ * answer is the cost. So a flush that found puts to make visible has the
+ * context's next ANSWERED_AFTER_FLUSH small puts answered, as before, and
+ * then tries again: in a put + quiet loop one quiet in that many flushes. */
+#define ANSWERED_AFTER_FLUSH 64
+
+/* Whether this small put is to be answered (and counts it). */
+static int answered_first(struct shoal_tctx *ctx)
+{
+    int left = atomic_load_explicit(&ctx->answered_left, memory_order_relaxed);
+    while (left > 0 && !atomic_compare_exchange_weak(&ctx->answered_left, &left, left - 1)) {
+    }
+    return left > 0;
+}
+
+/* A put to pe completed unanswered: the next fence or quiet flushes pe.
+ * The PE's mark before the context's, which a flush clears first. */
+static void mark_unflushed(struct shoal_tctx *ctx, int pe)
+{
+    if (atomic_load_explicit(&ctx->unflushed[pe], memory_order_relaxed)) return;
+    atomic_store(&ctx->unflushed[pe], 1);
+    atomic_store(&ctx->any_unflushed, 1);
+}
+
+/* Makes ctx's unanswered puts visible: to each PE they went to, one
+ * delivery-complete write of the PE's flush word, which its provider
+ * processes after them (FI_ORDER_RMA_WAW), so its completion says they are
+ * in. Counted like any operation: the caller's wait for everything posted
+ * waits for them. (An 8-byte read instead, ordered by FI_ORDER_RMA_RAW,
+ * made put + quiet 41-45 -> 64-67 us on one host.) A put marked after the
+ * scan below raised any_unflushed after it was cleared, and is flushed
+ * next time; one posted before the flush began is covered. */
+void shoal_ofi_flush_writes(struct shoal_tctx *ctx)
+{
+    static const uint64_t zero = 0;
+    if (!atomic_load(&ctx->any_unflushed)) return;
+    pthread_mutex_lock(&ctx->flush_lock);
+    atomic_store(&ctx->any_unflushed, 0);
+    for (int pe = 0; pe < shoal_ofi.n_pes; pe++) {
+        if (!atomic_load_explicit(&ctx->unflushed[pe], memory_order_relaxed) || !atomic_exchange(&ctx->unflushed[pe], 0))
+            continue;
+        atomic_store_explicit(&ctx->answered_left, ANSWERED_AFTER_FLUSH, memory_order_relaxed);
+        struct target t;
+        if (target_of(pe, SHOAL_SEG_HEAP, shoal_ofi.flush_word, "quiet", &t) != SHOAL_OK)
+            continue; /* the job is ending */
+        post_rma(ctx, RMA_WRITE, t, (void *)&zero, sizeof zero, NULL, FI_INJECT | FI_DELIVERY_COMPLETE, NULL);
+    }
+    pthread_mutex_unlock(&ctx->flush_lock);
+}
+
 /* Moves len bytes through the bounce buffer, waiting for each chunk. */
 static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int pe, enum shoal_segment_id seg,
                                  size_t offset, char *buf, size_t len)
@@ -179,9 +235,16 @@ shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     if (ro != SHOAL_OK) return ro;
     const int registered = local_desc(ctx, src, len, &desc);
     /* Injected data is copied at once and needs no registration. */
-    if (len <= shoal_ofi.inject_size)
-        return rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | FI_DELIVERY_COMPLETE,
-                          NULL);
+    if (len <= shoal_ofi.inject_size) {
+        /* The target's answer to a delivery-complete write was on the path
+         * of every p + wait_until: 2 PEs on one host, ping-pong 22.8 ->
+         * 13.9 us (docs/design.md). */
+        const int unanswered = shoal_ofi.writes_ordered && !answered_first(ctx);
+        const uint64_t done = unanswered ? FI_INJECT_COMPLETE : FI_DELIVERY_COMPLETE;
+        shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | done, NULL);
+        if (st == SHOAL_OK && unanswered) mark_unflushed(ctx, pe);
+        return st;
+    }
     if (!registered) return rma_bounce(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len);
     struct shoal_ofi_op op = {0, 0, 0};
     shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_DELIVERY_COMPLETE,
@@ -378,8 +441,9 @@ void shoal_ofi_fence(shoal_tctx_t *tctx)
 {
     atomic_thread_fence(memory_order_seq_cst);
     struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
-    if (atomic_load_explicit(&ctx->ready, memory_order_acquire) && !only_signals(ctx))
-        (void)shoal_ofi_wait_all(ctx, "fence");
+    if (!atomic_load_explicit(&ctx->ready, memory_order_acquire)) return;
+    shoal_ofi_flush_writes(ctx);
+    if (!only_signals(ctx)) (void)shoal_ofi_wait_all(ctx, "fence");
 }
 
 void shoal_ofi_quiet(shoal_tctx_t *tctx)
@@ -387,6 +451,7 @@ void shoal_ofi_quiet(shoal_tctx_t *tctx)
     atomic_thread_fence(memory_order_seq_cst);
     struct shoal_tctx *ctx = tctx ? tctx : &shoal_ofi.dflt;
     if (atomic_load_explicit(&ctx->ready, memory_order_acquire)) {
+        shoal_ofi_flush_writes(ctx);
         /* A program may loop on quiet and a local flag: quiet drives
          * progress even with nothing to wait for, as it always did. */
         if (only_signals(ctx))
