@@ -216,7 +216,6 @@ static void test_amo_contended(void)
     barrier();
 }
 
-/* PE 0 sleeps outside the library; the others put, get and add to it. */
 /* Small puts the target does not answer are made visible by quiet's flush,
  * a write of the target's flush word (ofi_ops.c); a flush that found puts
  * has the next 64 small puts answered (ANSWERED_AFTER_FLUSH), whose quiets
@@ -253,6 +252,7 @@ static void test_flush(void)
     barrier();
 }
 
+/* PE 0 sleeps outside the library; the others put, get and add to it. */
 static void test_sleeper(void)
 {
     const size_t off = AMO_OFF + 2 * MiB + (size_t)me * 4096;

@@ -55,10 +55,10 @@ struct shoal_tctx {
      * a count of which a full wait saw every operation complete: while
      * plain_mark <= settled, only signals are outstanding (ofi_ops.c). */
     atomic_uint_fast64_t plain_mark, settled;
-    /* Where writes are ordered (writes_ordered), small puts complete when
-     * injected, with no answer from the target: unflushed[pe] is set by
-     * such a put to pe, and fence and quiet make those visible with one
-     * read per PE (ofi_ops.c, flush_writes). n_pes entries. */
+    /* Where writes are ordered (writes_ordered), small puts may complete
+     * when injected, with no answer from the target: unflushed[pe] is set
+     * by such a put to pe, and fence and quiet make those visible with one
+     * more write per PE (ofi_ops.c, shoal_ofi_flush_writes). n_pes entries. */
     atomic_uchar *unflushed;
     atomic_int any_unflushed;
     /* Small puts still to be answered, as before: a flush that found puts
@@ -197,8 +197,8 @@ void shoal_ofi_deregister_segments(void);
 const struct shoal_ofi_region *shoal_ofi_remote_region(int pe, enum shoal_segment_id seg, size_t offset);
 
 /* ofi_ops.c */
-/* Posts the reads that make ctx's unanswered puts visible (ofi_ops.c); the
- * caller then waits for everything posted. */
+/* Posts the writes that make ctx's unanswered puts visible; the caller
+ * then waits for everything posted. */
 void shoal_ofi_flush_writes(struct shoal_tctx *ctx);
 
 /* ofi_progress.c */

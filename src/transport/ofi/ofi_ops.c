@@ -8,8 +8,8 @@
  * processes writes in the order posted to a peer (writes_ordered), small
  * puts are the exception: they complete once injected, the target answers
  * nothing for them, and fence and quiet make them visible with one more
- * write per PE written to (shoal_ofi_flush_writes).
- * Transfers beyond the provider's largest message are split. Where the provider needs local
+ * write per PE written to (shoal_ofi_flush_writes). Transfers beyond the
+ * provider's largest message are split. Where the provider needs local
  * buffers registered (FI_MR_LOCAL), memory outside the registered segments
  * goes through the context's registered bounce buffer, one chunk at a time.
  * A transfer never crosses a registered region of the target (ofi_mr.c):
@@ -129,8 +129,8 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
 
 /* Where fence or quiet follow small puts, the flush costs one more message
  * to each PE and its processing there (put 8 B + quiet, 2 PEs on one host:
- * 41-45 us answered, 50-67 flushed); where they do not (p + wait_until) the
- * answer is the cost. So a flush that found puts to make visible has the
+ * 32-34 us answered, 49-51 flushed at every call); where they do not
+ * (p + wait_until) the answer is the cost. So a flush that found puts to make visible has the
  * context's next ANSWERED_AFTER_FLUSH small puts answered, as before, and
  * then tries again: in a put + quiet loop one quiet in that many flushes. */
 #define ANSWERED_AFTER_FLUSH 64
@@ -158,9 +158,9 @@ static void mark_unflushed(struct shoal_tctx *ctx, int pe)
  * processes after them (FI_ORDER_RMA_WAW), so its completion says they are
  * in. Counted like any operation: the caller's wait for everything posted
  * waits for them. (An 8-byte read instead, ordered by FI_ORDER_RMA_RAW,
- * made put + quiet 41-45 -> 64-67 us on one host.) A put marked after the
- * scan below raised any_unflushed after it was cleared, and is flushed
- * next time; one posted before the flush began is covered. */
+ * cost more: put + quiet 41-45 -> 64-67 us on one host.) A put marked
+ * after the scan below raised any_unflushed after it was cleared, and is
+ * flushed next time; one posted before the flush began is covered. */
 void shoal_ofi_flush_writes(struct shoal_tctx *ctx)
 {
     static const uint64_t zero = 0;
@@ -168,7 +168,8 @@ void shoal_ofi_flush_writes(struct shoal_tctx *ctx)
     pthread_mutex_lock(&ctx->flush_lock);
     atomic_store(&ctx->any_unflushed, 0);
     for (int pe = 0; pe < shoal_ofi.n_pes; pe++) {
-        if (!atomic_load_explicit(&ctx->unflushed[pe], memory_order_relaxed) || !atomic_exchange(&ctx->unflushed[pe], 0))
+        if (!atomic_load_explicit(&ctx->unflushed[pe], memory_order_relaxed) ||
+            !atomic_exchange(&ctx->unflushed[pe], 0))
             continue;
         atomic_store_explicit(&ctx->answered_left, ANSWERED_AFTER_FLUSH, memory_order_relaxed);
         struct target t;
