@@ -218,8 +218,8 @@ static void test_amo_contended(void)
 
 /* Small puts the target does not answer are made visible by quiet's flush,
  * a write of the target's flush word (ofi_ops.c); a flush that found puts
- * has the next 64 small puts answered (ANSWERED_AFTER_FLUSH), whose quiets
- * then write nothing. Seen through each PE's flush word, which only its
+ * has the next SHOAL_OFI_ANSWERED_AFTER_FLUSH small puts answered, whose
+ * quiets then write nothing. Seen through each PE's flush word, which only its
  * left neighbour's flushes write here. */
 static void test_flush(void)
 {
@@ -240,14 +240,15 @@ static void test_flush(void)
         CHECK(*(volatile uint64_t *)(heap.base + off) == ((uint64_t)round << 32 | (unsigned)left));
         *word = unwritten;
         barrier();
-        for (int i = 0; i < 64; i++) {
+        for (int i = 0; i < SHOAL_OFI_ANSWERED_AFTER_FLUSH; i++) {
             v++;
             must(T->put(NULL, right, SHOAL_SEG_HEAP, off, &v, sizeof v), "put");
             T->quiet(NULL);
         }
         barrier();
         CHECK_MSG(*word == unwritten, "round %d: PE %d flushed puts the target had answered", round, left);
-        CHECK(*(volatile uint64_t *)(heap.base + off) == ((uint64_t)round << 32 | (unsigned)left) + 64);
+        CHECK(*(volatile uint64_t *)(heap.base + off) ==
+              ((uint64_t)round << 32 | (unsigned)left) + SHOAL_OFI_ANSWERED_AFTER_FLUSH);
     }
     barrier();
 }

@@ -42,6 +42,8 @@
 /* A registered scratch area per context for providers that need local
  * buffers registered (FI_MR_LOCAL). */
 #define SHOAL_OFI_BOUNCE_SIZE ((size_t)64 * 1024)
+/* Small puts answered after a flush that found some unanswered (ofi_ops.c). */
+#define SHOAL_OFI_ANSWERED_AFTER_FLUSH 64
 
 struct shoal_tctx {
     struct fid_ep *ep;
@@ -62,9 +64,11 @@ struct shoal_tctx {
     atomic_uchar *unflushed;
     atomic_int any_unflushed;
     /* Small puts still to be answered, as before: a flush that found puts
-     * to make visible sets it (ofi_ops.c, mark_unflushed). */
+     * to make visible sets it to SHOAL_OFI_ANSWERED_AFTER_FLUSH (ofi_ops.c). */
     atomic_int answered_left;
-    pthread_mutex_t flush_lock; /* one flush posts its writes at a time */
+    /* One flush posts its writes at a time: a quiet that finds the marks
+     * cleared by another then waits for that one's writes too. */
+    pthread_mutex_t flush_lock;
     atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
     /* The last failed operation nobody waited for (error CQ entry), for the
      * line the next fence or quiet ends the job with. */

@@ -130,11 +130,10 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
 /* Where fence or quiet follow small puts, the flush costs one more message
  * to each PE and its processing there (put 8 B + quiet, 2 PEs on one host:
  * 32-34 us answered, 49-51 flushed at every call); where they do not
- * (p + wait_until) the answer is the cost. So a flush that found puts to make visible has the
- * context's next ANSWERED_AFTER_FLUSH small puts answered, as before, and
- * then tries again: in a put + quiet loop one quiet in that many flushes. */
-#define ANSWERED_AFTER_FLUSH 64
-
+ * (p + wait_until) the answer is the cost. So a flush that found puts to
+ * make visible has the context's next SHOAL_OFI_ANSWERED_AFTER_FLUSH small
+ * puts answered, as before, and then tries again: in a put + quiet loop
+ * one quiet in that many flushes. */
 /* Whether this small put is to be answered (and counts it). */
 static int answered_first(struct shoal_tctx *ctx)
 {
@@ -167,11 +166,11 @@ void shoal_ofi_flush_writes(struct shoal_tctx *ctx)
     if (!atomic_load(&ctx->any_unflushed)) return;
     pthread_mutex_lock(&ctx->flush_lock);
     atomic_store(&ctx->any_unflushed, 0);
+    atomic_store_explicit(&ctx->answered_left, SHOAL_OFI_ANSWERED_AFTER_FLUSH, memory_order_relaxed);
     for (int pe = 0; pe < shoal_ofi.n_pes; pe++) {
         if (!atomic_load_explicit(&ctx->unflushed[pe], memory_order_relaxed) ||
             !atomic_exchange(&ctx->unflushed[pe], 0))
             continue;
-        atomic_store_explicit(&ctx->answered_left, ANSWERED_AFTER_FLUSH, memory_order_relaxed);
         struct target t;
         if (target_of(pe, SHOAL_SEG_HEAP, shoal_ofi.flush_word, "quiet", &t) != SHOAL_OK)
             continue; /* the job is ending */
@@ -238,8 +237,8 @@ shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
     /* Injected data is copied at once and needs no registration. */
     if (len <= shoal_ofi.inject_size) {
         /* The target's answer to a delivery-complete write was on the path
-         * of every p + wait_until: 2 PEs on one host, ping-pong 22.8 ->
-         * 13.9 us (docs/design.md). */
+         * of every p + wait_until: 2 PEs on one host, ping-pong 18.3-22.4
+         * -> 10.9-13.0 us (docs/design.md). */
         const int unanswered = shoal_ofi.writes_ordered && !answered_first(ctx);
         const uint64_t done = unanswered ? FI_INJECT_COMPLETE : FI_DELIVERY_COMPLETE;
         shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | done, NULL);
