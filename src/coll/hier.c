@@ -17,8 +17,12 @@
  * being released, so it only holds one barrier's arrivals); every other
  * word has one writer, fixed for the group (the leader of the host, or the
  * leader 2^r hosts before). In epoch mode writers store the barrier's
- * epoch, which only grows; in counting mode (pSync) they add one and the
- * owner takes it back, as in sync/barrier.c. Only a host's members update
+ * epoch, which only grows; the leaders' round words are two per round in
+ * the team's round lines, chosen by the parity of the team's barrier count
+ * and awaited for the exact epoch, as the dissemination's (sync/barrier.c
+ * says why that is safe, and lets them be unanswered writes). In counting
+ * mode (pSync) they add one and the owner takes it back, as in
+ * sync/barrier.c. Only a host's members update
  * its HOST_ words: where they all share memory those adds are CPU atomics,
  * even over a fabric that applies atomics (2 namespace hosts x 2 PEs over
  * libfabric: barrier 264-342 -> 146-165 us). */
@@ -29,19 +33,36 @@
 #include "sync/backoff.h"
 #include "sync/word.h"
 
-/* Waits until this member's aux word i signals (writer, a group rank,
- * is the one that does), and consumes it in counting mode. */
-static void await_word(const struct shoal_group *g, size_t i, uint64_t epoch, int writer, int host_direct)
+/* Waits until this member's word at off signals (writer, a group rank, is
+ * the one that does): for epoch or more (exact: for exactly epoch), or in
+ * counting mode for one, which it consumes. */
+static void await_word(const struct shoal_group *g, size_t off, uint64_t epoch, int exact, int writer,
+                       int host_direct)
 {
-    const uint64_t *w = shoal_group_aux(g, i);
+    const uint64_t *w = shoal_route_direct(g->seg, off, shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, writer) + 1};
     if (g->epoch) {
-        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+        while (exact ? __atomic_load_n(w, __ATOMIC_ACQUIRE) != epoch : __atomic_load_n(w, __ATOMIC_ACQUIRE) < epoch)
+            shoal_backoff_wait(&b);
     } else {
         while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
-        shoal_group_aux_add_host(g, g->rank, i, (uint64_t)-1, host_direct);
+        const int me = shoal_group_pe(g, g->rank);
+        if (host_direct)
+            shoal_word_add_direct(g->seg, off, me, (uint64_t)-1);
+        else
+            shoal_word_add(g->seg, off, me, (uint64_t)-1);
     }
     shoal_backoff_end(&b);
+}
+
+static size_t aux_word(const struct shoal_group *g, size_t i) { return g->aux_offset + i * sizeof(uint64_t); }
+
+/* The leaders' round r word: in epoch mode word 2 + parity of the team's
+ * round line r (words 0 and 1 are the dissemination's), else an aux word. */
+static size_t lead_word(const struct shoal_group *g, int r, size_t parity)
+{
+    if (g->epoch) return g->sync_offset + (size_t)r * g->round_stride + (2 + parity) * sizeof(uint64_t);
+    return aux_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r);
 }
 
 /* The leader's release of a member of its host. */
@@ -55,10 +76,12 @@ static void release_word(const struct shoal_group *g, int rank, uint64_t epoch, 
 
 /* A leaders' round signal; only a leader's first signal through the
  * transport fences (sync/word.h). */
-static void lead_signal(const struct shoal_group *g, int rank, size_t i, uint64_t epoch, int *fenced)
+static void lead_signal(const struct shoal_group *g, int rank, size_t off, uint64_t epoch, int *fenced)
 {
-    shoal_word_signal_fenced(g->seg, g->aux_offset + i * sizeof(uint64_t), shoal_group_pe(g, rank),
-                             g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? epoch : 1, fenced);
+    if (g->epoch)
+        shoal_word_flag_fenced(g->seg, 0, NULL, 0, off, shoal_group_pe(g, rank), epoch, fenced);
+    else
+        shoal_word_signal_fenced(g->seg, off, shoal_group_pe(g, rank), SHOAL_AMO_ADD, 1, fenced);
 }
 
 int shoal_coll_hier_useful(const struct shoal_group *g)
@@ -70,6 +93,7 @@ int shoal_coll_hier_useful(const struct shoal_group *g)
 void shoal_coll_barrier_hier(struct shoal_group *g)
 {
     const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    const size_t parity = g->epoch ? (size_t)(++*g->syncs & 1) : 0;
     if (g->size == 1) return;
     struct shoal_coll_hosts h;
     if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a barrier");
@@ -78,7 +102,7 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
     const int host_direct = shoal_coll_host_direct(&h, g);
     if (g->rank != leader) {
         shoal_group_aux_add_host(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1, host_direct);
-        await_word(g, SHOAL_COLL_AUX_HOST_RELEASE, epoch, leader, host_direct);
+        await_word(g, aux_word(g, SHOAL_COLL_AUX_HOST_RELEASE), epoch, 0, leader, host_direct);
         shoal_coll_hosts_fini(&h);
         return;
     }
@@ -90,11 +114,10 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
                                  host_direct);
     int fenced = 0;
     for (int r = 0, dist = 1; dist < h.hosts; r++, dist <<= 1) {
-        lead_signal(g, h.order[h.start[(h.host + dist) % h.hosts]], SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch,
-                    &fenced);
+        lead_signal(g, h.order[h.start[(h.host + dist) % h.hosts]], lead_word(g, r, parity), epoch, &fenced);
         const int from = h.order[h.start[(h.host - dist % h.hosts + h.hosts) % h.hosts]];
         /* Leaders of other hosts write it through the fabric. */
-        await_word(g, SHOAL_COLL_AUX_LEAD_ROUND + (size_t)r, epoch, from, 0);
+        await_word(g, lead_word(g, r, parity), epoch, 1, from, 0);
     }
     for (int p = first + 1; p < first + members; p++) release_word(g, h.order[p], epoch, host_direct);
     shoal_coll_hosts_fini(&h);

@@ -11,7 +11,10 @@
  * completes only once every member has entered it (each member's result
  * needs every member's contribution): the writer is in call k, so it
  * finished call k-1, so every member had entered call k-1 and was done with
- * call k-2. Each line has one writer per call. */
+ * call k-2. Each line has one writer per call. So a reader waits for its
+ * call's tag exactly (word.h, flag): nothing else is written to the line
+ * before it saw that tag, and a tag that lands in pieces shows it only
+ * when whole. */
 #ifndef SHOAL_COLL_LINES_H
 #define SHOAL_COLL_LINES_H
 
@@ -50,28 +53,15 @@ static inline uint64_t shoal_coll_lines_begin(struct shoal_group *g, int *set)
     return ++*g->epoch;
 }
 
+/* Data and tag in one message where the transport can (word.h, flag). A
+ * release store orders a direct copy: at most SHOAL_RD_BYTES, far below
+ * where memcpy turns to non-temporal stores. */
 static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, int rank, int p, int i, uint64_t tag,
                                                   const void *data, size_t bytes)
 {
     const size_t at = shoal_coll_line_off(g, p, i);
-    const int pe = shoal_group_pe(g, rank);
-    const struct shoal_transport_ops *t = shoal_rt.transport;
-    if (bytes && t->put_signal && !shoal_rt.peers[pe].direct) {
-        /* Data and tag in one message where the transport can. */
-        t->fence(NULL);
-        shoal_status_t st = t->put_signal(NULL, 0, pe, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data,
-                                          bytes, SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), SHOAL_AMO_SET,
-                                          tag);
-        if (st != SHOAL_OK) shoal_word_fail("sending a collective's line", pe, st);
-        return st;
-    }
-    const struct shoal_coll_buf line = {.seg = SHOAL_SEG_HEAP, .off = at + offsetof(struct shoal_rd_line, data)};
-    shoal_status_t st = bytes ? shoal_coll_put(g, line, rank, 0, data, bytes) : SHOAL_OK;
-    /* A release store orders the copy: at most SHOAL_RD_BYTES, far below
-     * where memcpy turns to non-temporal stores. Over the transport the
-     * store fences first. */
-    shoal_word_signal(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), pe, SHOAL_AMO_SET, tag);
-    return st;
+    return shoal_word_flag_fenced(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data, bytes,
+                                  at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank), tag, NULL);
 }
 
 static inline const unsigned char *shoal_coll_line_receive(const struct shoal_group *g, int p, int i, uint64_t tag)
@@ -79,7 +69,7 @@ static inline const unsigned char *shoal_coll_line_receive(const struct shoal_gr
     const struct shoal_rd_line *line =
         shoal_route_direct(SHOAL_SEG_HEAP, shoal_coll_line_off(g, p, i), shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {0};
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) < tag);
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag);
     return line->data;
 }
 

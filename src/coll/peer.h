@@ -20,8 +20,9 @@ enum { SHOAL_COLL_AUX_ARRIVE = 0, SHOAL_COLL_AUX_RELEASE = 1, SHOAL_COLL_AUX_COU
 _Static_assert(SHOAL_COLL_AUX_SRC < SHOAL_GROUP_SET_AUX, "collective words must fit a user pSync");
 /* The hierarchical barrier (hier.c): HOST_ARRIVE (on a host's leader)
  * counts its host's arrivals, HOST_RELEASE (on each member) is its release,
- * LEAD_ROUND + r is round r of the leaders' dissemination. They fit a pSync,
- * so active sets use it too. */
+ * LEAD_ROUND + r is round r of the leaders' dissemination on an active set
+ * (a team's are in its round lines). They fit a pSync, so active sets use
+ * it too. */
 enum { SHOAL_COLL_AUX_HOST_ARRIVE = 4, SHOAL_COLL_AUX_HOST_RELEASE = 5, SHOAL_COLL_AUX_LEAD_ROUND = 8 };
 /* The ring all-reduce (ring.c, teams only): RING on a member is written
  * only by the member before it. */

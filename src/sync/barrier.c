@@ -5,12 +5,17 @@
  *
  * Each round word has exactly one remote writer. In epoch mode the writer
  * stores the barrier's epoch (a per-group count, equal on all members for
- * the same barrier); epochs only grow, so a fast member that already raised
- * the next epoch still satisfies a slow member's wait: no reset needed. In
+ * the same barrier) into one of two words of the round, by the parity of
+ * the team's count of these barriers, and the owner waits for exactly that
+ * epoch: the writer reaches barrier k+2, and writes that word again, only
+ * after everyone arrived at k+1, so after the owner left k. An exact wait
+ * lets the store land in pieces (sync/word.h, flag): over a fabric that
+ * keeps writes in order it is a write the target need not answer. In
  * counting mode (user pSync) the writer adds one and the owner subtracts
  * one after seeing it, so no signal is lost and the words end at zero. */
 #include "sync/barrier.h"
 
+#include "core/internal.h"
 #include "core/route.h"
 #include "sync/backoff.h"
 #include "sync/group.h"
@@ -71,21 +76,30 @@ uint64_t shoal_group_aux_add_host(const struct shoal_group *g, int rank, size_t 
  * the barrier's first signal through the transport fences (sync/word.h). */
 static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64_t v, int *fenced)
 {
-    shoal_word_signal_fenced(g->seg, off, pe, g->epoch ? SHOAL_AMO_SET : SHOAL_AMO_ADD, g->epoch ? v : 1, fenced);
+    if (g->epoch)
+        shoal_word_flag_fenced(g->seg, 0, NULL, 0, off, pe, v, fenced);
+    else
+        shoal_word_signal_fenced(g->seg, off, pe, SHOAL_AMO_ADD, 1, fenced);
 }
+
+_Static_assert(sizeof(((struct shoal_team_sync *)0)->round[0]) >= 4 * sizeof(uint64_t),
+               "a team's round line holds a word of each parity for this barrier and coll/hier.c's");
 
 void shoal_group_sync(struct shoal_group *g)
 {
     const int n = g->size, me = g->rank, my_pe = shoal_group_pe(g, me);
     const uint64_t epoch = g->epoch ? ++*g->epoch : 0;
+    /* Epoch mode: the word of this barrier's parity. */
+    const size_t parity = g->epoch ? (size_t)(++*g->syncs & 1) * sizeof(uint64_t) : 0;
     int fenced = 0;
     for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
         const int peer = shoal_group_pe(g, (me + dist) % n);
-        const uint64_t *mine = shoal_route_direct(g->seg, round_offset(g, r), my_pe);
+        const size_t off = round_offset(g, r) + parity;
+        const uint64_t *mine = shoal_route_direct(g->seg, off, my_pe);
         struct shoal_backoff b = {.waits_on = shoal_group_pe(g, (me - dist % n + n) % n) + 1};
-        round_signal(g, round_offset(g, r), peer, epoch, &fenced);
+        round_signal(g, off, peer, epoch, &fenced);
         if (g->epoch) {
-            while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) < epoch) shoal_backoff_wait(&b);
+            while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) != epoch) shoal_backoff_wait(&b);
         } else {
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
             shoal_word_add(g->seg, round_offset(g, r), my_pe, (uint64_t)-1);

@@ -12,7 +12,7 @@ void shoal_group_from_team(struct shoal_group *g, struct shoal_team *t)
         .sync_offset = shoal_internal_offset_of(slot + offsetof(struct shoal_team_sync, round)),
         .round_stride = sizeof(((struct shoal_team_sync *)0)->round[0]),
         .aux_offset = shoal_internal_offset_of(slot + offsetof(struct shoal_team_sync, aux)),
-        .epoch = &t->epoch, .oneshot = &t->oneshot, .oneshot_bcast = &t->oneshot_bcast,
+        .epoch = &t->epoch, .syncs = &t->syncs, .oneshot = &t->oneshot, .oneshot_bcast = &t->oneshot_bcast,
         .oneshot_offset = shoal_internal_offset_of(offsetof(struct shoal_internal_area, team_oneshot) +
                                                    (size_t)t->slot * sizeof(struct shoal_team_oneshot))};
 }

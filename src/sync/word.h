@@ -11,6 +11,7 @@
 #define SHOAL_SYNC_WORD_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "core/route.h"
 #include "sync/wake.h"
@@ -65,6 +66,42 @@ static inline void shoal_word_signal_fenced(int seg, size_t off, int pe, enum sh
     if (fenced) *fenced = 1;
     shoal_status_t st = shoal_word_send_signal(seg, off, pe, op, v);
     if (st != SHOAL_OK) shoal_word_fail("signalling a synchronisation word", pe, st);
+}
+
+/* Stores v into a flag only pe waits for, comparing for exactly v, which
+ * is not written again before pe saw it (a barrier round of one parity, a
+ * line's tag): with len, the len bytes at src go to data_off first. Ordered
+ * after this PE's earlier puts to pe, and through a transport completed by
+ * no quiet, like shoal_word_signal_fenced (fenced likewise). Over a fabric
+ * that keeps writes in order it is a plain write the target need not
+ * answer (transport.h, flag); an exact compare is what makes that safe, as
+ * the write may land in pieces and only its last byte shows the value. */
+static inline shoal_status_t shoal_word_flag_fenced(int seg, size_t data_off, const void *src, size_t len,
+                                                    size_t off, int pe, uint64_t v, int *fenced)
+{
+    uint64_t *p = shoal_route_direct(seg, off, pe);
+    if (p) {
+        if (len) memcpy(shoal_route_direct(seg, data_off, pe), src, len);
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        shoal_wake(pe);
+        return SHOAL_OK;
+    }
+    const struct shoal_transport_ops *t = shoal_rt.transport;
+    if (!fenced || !*fenced) t->fence(NULL);
+    if (fenced) *fenced = 1;
+    shoal_status_t st;
+    if (t->flag)
+        st = t->flag(pe, (enum shoal_segment_id)seg, data_off, src, len, off, v);
+    else if (len && t->put_signal)
+        st = t->put_signal(NULL, 0, pe, (enum shoal_segment_id)seg, data_off, src, len, (enum shoal_segment_id)seg, off,
+                           SHOAL_AMO_SET, v);
+    else {
+        st = len ? t->put(NULL, pe, (enum shoal_segment_id)seg, data_off, src, len) : SHOAL_OK;
+        if (st == SHOAL_OK && len) t->fence(NULL);
+        if (st == SHOAL_OK) st = shoal_word_send_signal(seg, off, pe, SHOAL_AMO_SET, v);
+    }
+    if (st != SHOAL_OK) shoal_word_fail("signalling a synchronisation word", pe, st);
+    return st;
 }
 
 static inline void shoal_word_signal(int seg, size_t off, int pe, enum shoal_amo_op op, uint64_t v)

@@ -107,6 +107,14 @@ struct shoal_transport_ops {
     shoal_status_t (*put_signal)(shoal_tctx_t *ctx, int counted, int pe, enum shoal_segment_id seg, size_t offset,
                                  const void *src, size_t len, enum shoal_segment_id sig_seg, size_t sig_offset,
                                  enum shoal_amo_op op, uint64_t operand);
+    /* Like put_signal uncounted with SHOAL_AMO_SET (len may be 0), for a
+     * flag whose one reader waits until it holds exactly value, and which
+     * is not written again before that reader saw it: the flag may then
+     * land in pieces, a plain write the target need not answer. Every
+     * earlier put and amo to pe must be fenced first, as for signal. NULL:
+     * callers use put_signal or signal. */
+    shoal_status_t (*flag)(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
+                           size_t flag_offset, uint64_t value);
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);

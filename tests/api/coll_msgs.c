@@ -58,6 +58,14 @@ static shoal_status_t put_signal(shoal_tctx_t *x, int counted, int pe, enum shoa
     c.amo++;
     return real->put_signal(x, counted, pe, s, o, src, n, ss, so, op, v);
 }
+/* A flag (transport.h): a signal, with its data as one put where it has any. */
+static shoal_status_t flag(int pe, enum shoal_segment_id s, size_t o, const void *src, size_t n, size_t fo,
+                           uint64_t v)
+{
+    if (n) c.put++;
+    c.amo++;
+    return real->flag(pe, s, o, src, n, fo, v);
+}
 static void fence(shoal_tctx_t *x)
 {
     c.fence++;
@@ -103,6 +111,7 @@ int main(void)
     counting.fence = fence, counting.quiet = quiet;
     if (real->signal) counting.signal = signal_;
     if (real->put_signal) counting.put_signal = put_signal;
+    if (real->flag) counting.flag = flag;
     shoal_rt.transport = &counting;
 
     /* barrier_all: its quiet, one fence before the first signal, one signal

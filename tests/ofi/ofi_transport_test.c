@@ -3,7 +3,8 @@
  * (itself included) reached over the fabric. Checks the data of puts and
  * gets of 1 byte to 4 MiB, every atomic on 4 and 8 bytes, contended
  * fetch_add and compare-swap elections, quiet completing puts and
- * non-fetching atomics, a second context, get_nbi, and a PE that sleeps
+ * non-fetching atomics, a second context, get_nbi, flags (data and a tag
+ * its reader waits for exactly) and a PE that sleeps
  * outside the library while the others use its memory (progress thread).
  * Prints latency and bandwidth from PE 0 when run with "bench".
  *
@@ -253,6 +254,66 @@ static void test_flush(void)
     barrier();
 }
 
+/* Flags (transport.h): rounds of every PE sending data of 0 to 300 bytes
+ * (several injected writes past the inject size) and a tag to both of its
+ * neighbours, with no barrier between rounds. A PE finishes a round once
+ * both neighbours' flags came, so it is never two rounds ahead of either,
+ * and lines alternate by the round's parity as the collectives' do: none
+ * is written again before its reader saw it. Each PE waits for exactly its
+ * round's tags and checks the data beside them, which must have landed
+ * first. Flags are not puts: no quiet flushes them, so the flush word stays
+ * unwritten. */
+#define FLAG_ROUNDS 200
+#define FLAG_DATA 320
+#define FLAG_LINE (8 + FLAG_DATA)
+static unsigned char flag_byte(uint64_t round, size_t i, int from, int dir)
+{
+    return (unsigned char)(round * 131 + i + (size_t)from * 7 + (size_t)dir * 3);
+}
+
+static void test_flag(void)
+{
+    if (npes < 2) return;
+    volatile uint64_t *word = (volatile uint64_t *)(heap.base + FLUSH_WORD);
+    const uint64_t unwritten = 0x5eed5eed5eed5eedULL;
+    const int nb[2] = {(me + npes - 1) % npes, (me + 1) % npes}; /* left, right */
+    /* Line (parity, dir) holds what came from neighbour nb[dir]. */
+    const size_t lines = AMO_OFF + 6 * MiB;
+    *word = unwritten;
+    barrier();
+    unsigned char out[FLAG_DATA];
+    for (uint64_t round = 1; round <= FLAG_ROUNDS; round++) {
+        const size_t len = (size_t)(round * 37 % 301);
+        T->fence(NULL);
+        for (int dir = 0; dir < 2; dir++) {
+            /* To nb[dir], which has this PE as its neighbour 1 - dir. */
+            const size_t line = lines + ((round & 1) * 2 + (size_t)(1 - dir)) * FLAG_LINE;
+            for (size_t i = 0; i < len; i++) out[i] = flag_byte(round, i, me, 1 - dir);
+            must(T->flag(nb[dir], SHOAL_SEG_HEAP, line + 8, out, len, line, round << 8 | (uint64_t)me), "flag");
+        }
+        for (int dir = 0; dir < 2; dir++) {
+            const size_t line = lines + ((round & 1) * 2 + (size_t)dir) * FLAG_LINE;
+            const volatile uint64_t *tag = (const volatile uint64_t *)(heap.base + line);
+            const uint64_t want = round << 8 | (uint64_t)nb[dir];
+            const double t0 = now_s();
+            while (*tag != want && now_s() - t0 < 20) T->progress();
+            CHECK_MSG(*tag == want, "round %" PRIu64 ": flag from PE %d holds %" PRIx64, round, nb[dir], *tag);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            const unsigned char *in = (const unsigned char *)heap.base + line + 8;
+            for (size_t i = 0; i < len; i++)
+                if (in[i] != flag_byte(round, i, nb[dir], dir)) {
+                    CHECK_MSG(0, "round %" PRIu64 ": byte %zu of %zu from PE %d wrong after its flag", round, i,
+                              len, nb[dir]);
+                    break;
+                }
+        }
+    }
+    T->quiet(NULL);
+    barrier();
+    CHECK_MSG(!shoal_ofi.writes_ordered || *word == unwritten, "a quiet flushed after flags only");
+    barrier();
+}
+
 /* PE 0 sleeps outside the library; the others put, get and add to it. */
 static void test_sleeper(void)
 {
@@ -481,6 +542,7 @@ int main(int argc, char **argv)
     test_amo_ops(ctx2);
     test_amo_contended();
     test_flush();
+    test_flag();
     test_sleeper();
     T->progress();
     if (do_bench) bench();

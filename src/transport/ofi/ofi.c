@@ -475,6 +475,7 @@ const struct shoal_transport_ops shoal_transport_ofi = {
     .amo = shoal_ofi_amo,
     .put_signal = shoal_ofi_put_signal,
     .signal = shoal_ofi_signal,
+    .flag = shoal_ofi_flag,
     .fence = shoal_ofi_fence,
     .quiet = shoal_ofi_quiet,
     .progress = shoal_ofi_progress,
