@@ -25,7 +25,7 @@ struct shoal_team {
     uint64_t epoch;   /* barriers done on this team (same on all members) */
     uint64_t oneshot; /* one-shot collectives done on this team (same on all members) */
     uint64_t oneshot_bcast; /* count of the last one-shot broadcast */
-    uint64_t syncs;   /* dissemination barriers done on this team (same on all members) */
+    uint64_t syncs;   /* dissemination and hierarchical barriers done (same on all members) */
     shmem_team_config_t config;
     long config_mask;
     int contexts;     /* contexts created from this team and alive */

@@ -6,9 +6,10 @@
  * Each round word has exactly one remote writer. In epoch mode the writer
  * stores the barrier's epoch (a per-group count, equal on all members for
  * the same barrier) into one of two words of the round, by the parity of
- * the team's count of these barriers, and the owner waits for exactly that
- * epoch: the writer reaches barrier k+2, and writes that word again, only
- * after everyone arrived at k+1, so after the owner left k. An exact wait
+ * the team's count of these and the hierarchical barriers (coll/hier.c),
+ * and the owner waits for exactly that epoch: the writer reaches counted
+ * barrier k+2, and writes that word again, only after everyone arrived at
+ * k+1, so after the owner left k. An exact wait
  * lets the store land in pieces (sync/word.h, flag): over a fabric that
  * keeps writes in order it is a write the target need not answer. In
  * counting mode (user pSync) the writer adds one and the owner subtracts

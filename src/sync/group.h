@@ -20,7 +20,8 @@ struct shoal_group {
      * Counting mode (NULL; user pSync): rounds count signals and return to
      * zero when consumed, so pSync is left as the standard requires. */
     uint64_t *epoch;
-    /* Teams only: dissemination barriers done (sync/barrier.c, parity). */
+    /* Teams only: dissemination and hierarchical barriers done, whose
+     * parity picks their round words (sync/barrier.c). */
     uint64_t *syncs;
     /* Teams only (NULL for active sets): the team's one-shot count and the
      * offset of its one-shot lines (core/internal.h). */

@@ -74,8 +74,8 @@ static inline void shoal_word_signal_fenced(int seg, size_t off, int pe, enum sh
  * after this PE's earlier puts to pe, and through a transport completed by
  * no quiet, like shoal_word_signal_fenced (fenced likewise). Over a fabric
  * that keeps writes in order it is a plain write the target need not
- * answer (transport.h, flag); an exact compare is what makes that safe, as
- * the write may land in pieces and only its last byte shows the value. */
+ * answer (transport.h, flag); an exact compare is what makes that safe: the
+ * write may land in pieces, and shows v only once all of it landed. */
 static inline shoal_status_t shoal_word_flag_fenced(int seg, size_t data_off, const void *src, size_t len,
                                                     size_t off, int pe, uint64_t v, int *fenced)
 {
