@@ -103,7 +103,7 @@ void shoal_group_sync(struct shoal_group *g)
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) != epoch) shoal_backoff_wait(&b);
         } else {
             while (__atomic_load_n(mine, __ATOMIC_ACQUIRE) == 0) shoal_backoff_wait(&b);
-            shoal_word_add(g->seg, round_offset(g, r), my_pe, (uint64_t)-1);
+            shoal_word_add(g->seg, off, my_pe, (uint64_t)-1);
         }
         shoal_backoff_end(&b);
     }

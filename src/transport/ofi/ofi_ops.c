@@ -207,19 +207,20 @@ static shoal_status_t rma_bounce(struct shoal_tctx *ctx, enum rma_kind kind, int
     return st;
 }
 
-/* Posts [buf, buf+len) in chunks the provider accepts; with op, every chunk
- * reports to it. */
+/* Posts [buf, buf+len) in chunks the provider accepts (injected ones of at
+ * most the inject size); with op, every chunk reports to it. */
 static shoal_status_t rma_chunks(struct shoal_tctx *ctx, enum rma_kind kind, int pe, enum shoal_segment_id seg,
                                  size_t offset, char *buf, size_t len, void *desc, uint64_t flags,
-                                 struct shoal_ofi_op *op)
+                                 struct shoal_ofi_op *op, int ordered_signal)
 {
+    const size_t most = flags & FI_INJECT ? shoal_ofi.inject_size : shoal_ofi.max_msg;
     for (size_t done = 0; done < len;) {
-        size_t chunk = len - done < shoal_ofi.max_msg ? len - done : shoal_ofi.max_msg;
+        size_t chunk = len - done < most ? len - done : most;
         struct target t;
         shoal_status_t st = target_of(pe, seg, offset + done, kind == RMA_WRITE ? "put" : "get", &t);
         if (st != SHOAL_OK) return st;
         if (chunk > t.room) chunk = t.room;
-        if (post_rma(ctx, kind, t, buf + done, chunk, desc, flags, op, 0)) return SHOAL_ERR_SYS;
+        if (post_rma(ctx, kind, t, buf + done, chunk, desc, flags, op, ordered_signal)) return SHOAL_ERR_SYS;
         done += chunk;
     }
     return SHOAL_OK;
@@ -242,14 +243,15 @@ shoal_status_t shoal_ofi_put(shoal_tctx_t *tctx, int pe, enum shoal_segment_id s
          * -> 10.9-13.0 us (docs/design.md). */
         const int unanswered = shoal_ofi.writes_ordered && !answered_first(ctx);
         const uint64_t done = unanswered ? FI_INJECT_COMPLETE : FI_DELIVERY_COMPLETE;
-        shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | done, NULL);
+        shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_INJECT | done, NULL,
+                                       0);
         if (st == SHOAL_OK && unanswered) mark_unflushed(ctx, pe);
         return st;
     }
     if (!registered) return rma_bounce(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len);
     struct shoal_ofi_op op = {0, 0, 0};
     shoal_status_t st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_DELIVERY_COMPLETE,
-                                   &op);
+                                   &op, 0);
     /* Chunks already posted still read src: wait for them even on failure. */
     shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "put", pe);
     return st != SHOAL_OK ? st : w;
@@ -265,9 +267,9 @@ static shoal_status_t read_into(shoal_tctx_t *tctx, int pe, enum shoal_segment_i
     if (!ctx) return SHOAL_ERR_SYS;
     /* Unregistered memory on a provider that needs it: complete it now. */
     if (!local_desc(ctx, dst, len, &desc)) return rma_bounce(ctx, RMA_READ, pe, seg, offset, dst, len);
-    if (!blocking) return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL);
+    if (!blocking) return rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, NULL, 0);
     struct shoal_ofi_op op = {0, 0, 0};
-    shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op);
+    shoal_status_t st = rma_chunks(ctx, RMA_READ, pe, seg, offset, dst, len, desc, 0, &op, 0);
     shoal_status_t w = shoal_ofi_wait_op(ctx, &op, "get", pe);
     return st != SHOAL_OK ? st : w;
 }
@@ -439,7 +441,7 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
  * data landed. Like signals, fence and quiet do not wait for them; each
  * has a reader that waits for it, so every one is in before the job ends.
  * An atomic write instead is answered by ofi_rxm: 2 PEs on one host,
- * barrier_all 37.5 -> 23.8 us (docs/design.md). */
+ * barrier_all 37.7-39.9 -> 20.3 us (docs/design.md). */
 shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
                               size_t flag_offset, uint64_t value)
 {
@@ -451,15 +453,7 @@ shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, 
     shoal_status_t st = refuse_readonly(pe, seg, flag_offset, sizeof value, "signal");
     if (st == SHOAL_OK && len) st = refuse_readonly(pe, seg, offset, len, "put with signal");
     const uint64_t flags = FI_INJECT | FI_INJECT_COMPLETE;
-    for (size_t done = 0; st == SHOAL_OK && done < len;) {
-        struct target t;
-        st = target_of(pe, seg, offset + done, "put with signal", &t);
-        if (st != SHOAL_OK) break;
-        size_t chunk = len - done < shoal_ofi.inject_size ? len - done : shoal_ofi.inject_size;
-        if (chunk > t.room) chunk = t.room;
-        if (post_rma(ctx, RMA_WRITE, t, (char *)src + done, chunk, NULL, flags, NULL, 1)) return SHOAL_ERR_SYS;
-        done += chunk;
-    }
+    if (st == SHOAL_OK) st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, NULL, flags, NULL, 1);
     struct target f;
     if (st == SHOAL_OK) st = target_of(pe, seg, flag_offset, "signal", &f);
     if (st != SHOAL_OK) return st;
