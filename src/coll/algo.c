@@ -118,7 +118,7 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   the whole vector from the root (n-1 transfers out of one PE).
      *   Measured over SHMEM_TRANSPORT=ofi at 4 PEs: 8 B to 64 KiB about
      *   3x faster, 1 MiB about even (64 KiB chunks lost there: each chunk
-     *   pays a fence).
+     *   then paid a fence), before a team's chunks became flags (tree.c).
      * - reduce: the tree is log2(n) steps up and log2(n) down with no
      *   barrier; direct needs two barriers and a get from every member per
      *   8 KiB chunk of every slice plus a put to every member, i.e. n^2

@@ -79,7 +79,7 @@ static void release_word(const struct shoal_group *g, int rank, uint64_t epoch, 
 static void lead_signal(const struct shoal_group *g, int rank, size_t off, uint64_t epoch, int *fenced)
 {
     if (g->epoch)
-        shoal_word_flag_fenced(g->seg, 0, NULL, 0, off, shoal_group_pe(g, rank), epoch, fenced);
+        shoal_word_flag_fenced(g->seg, 0, NULL, 0, g->seg, off, shoal_group_pe(g, rank), epoch, fenced);
     else
         shoal_word_signal_fenced(g->seg, off, shoal_group_pe(g, rank), SHOAL_AMO_ADD, 1, fenced);
 }

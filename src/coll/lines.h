@@ -61,7 +61,8 @@ static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, i
 {
     const size_t at = shoal_coll_line_off(g, p, i);
     return shoal_word_flag_fenced(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data, bytes,
-                                  at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank), tag, NULL);
+                                  SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank),
+                                  tag, NULL);
 }
 
 static inline const unsigned char *shoal_coll_line_receive(const struct shoal_group *g, int p, int i, uint64_t tag)

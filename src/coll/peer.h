@@ -40,6 +40,12 @@ _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP
  * next collective may already run): no collective word may sit there. */
 enum { SHOAL_COLL_AUX_DEBUG = 32, SHOAL_COLL_AUX_DEBUG_END = 64 };
 enum { SHOAL_COLL_AUX_UP = 96, SHOAL_COLL_AUX_DOWN = 64, SHOAL_COLL_AUX_SET_DOWN = SHOAL_COLL_AUX_LEAD_ROUND };
+/* A team's broadcast over the tree (tree.c): CHUNK + c on a member is its
+ * parent's flag for chunk c of the call. In a team the leaders' rounds sit
+ * in its round lines, so the words an active set's pSync uses for them are
+ * free there. */
+enum { SHOAL_COLL_AUX_CHUNK = SHOAL_COLL_AUX_LEAD_ROUND };
+#define SHOAL_COLL_TREE_CHUNKS 16
 #define SHOAL_COLL_TREE_LEVELS 32
 #define SHOAL_COLL_SET_TREE_LEVELS SHOAL_COLL_LEAD_ROUNDS
 

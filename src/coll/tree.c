@@ -10,8 +10,8 @@
  *
  * broadcast: each member tells its parent it has entered (UP word), the
  *   parent puts each chunk of the data into the child's dest and then
- *   raises the child's DOWN word; a child forwards each chunk as it
- *   arrives (pipelined: a large vector costs a member about one send of
+ *   raises the child's word for it (a team's CHUNK words, an active set's
+ *   DOWN word); a child forwards each chunk as it arrives (pipelined: a large vector costs a member about one send of
  *   it per child, and the last member waits log2(n) chunks behind). The
  *   root's child at distance 1 forwards nothing, so it gets the whole
  *   vector in one put, after the other children's chunks.
@@ -29,6 +29,22 @@
  * barriers, raised alike on every member by every call): values only grow,
  * so a word never needs resetting and a signal of a later call satisfies
  * any wait of an earlier one on the same word.
+ * Flags: a word written once in a call is a flag (word.h), its data ahead
+ * of it, and its owner waits for its exact value: a broadcast's UP words; a
+ * team's broadcast, whose parent flags chunk c in the child's word CHUNK +
+ * c (at most SHOAL_COLL_TREE_CHUNKS chunks, so larger ones past that), the
+ * root's child at distance 1 getting the whole vector on the last chunk's
+ * word; a reduction of one chunk. Such a word's writer writes it again only
+ * in a later call, and gets there only after the owner saw the value: a
+ * parent writes DOWN or CHUNK once the child said it entered, and a child
+ * leaves a call, to write UP in the next, only after its parent's last
+ * write, which follows the parent's wait for UP. Over a fabric that keeps
+ * writes in order, a flag and its data are writes the target need not
+ * answer, where a put waited for the target's answer and a fence before
+ * each signal for it again (2 PEs over ofi, 8 B to 32 KiB: 81-121 -> 39-66
+ * us; docs/design.md). A reduction's chunked words keep atomic signals and
+ * waits for at least the value: a writer may be chunks ahead of the
+ * owner's wait on the same word.
  *
  * The coll.h invariant without barriers: a member's dest is written by
  * another member only after the owner said it entered this call (UP), and
@@ -61,6 +77,9 @@ _Static_assert(SHOAL_COLL_AUX_UP + SHOAL_COLL_TREE_LEVELS <= SHOAL_SYNC_AUX, "tr
 _Static_assert((int)SHOAL_COLL_AUX_DOWN + SHOAL_COLL_TREE_LEVELS <= (int)SHOAL_COLL_AUX_UP, "tree words overlap");
 _Static_assert((int)SHOAL_COLL_AUX_DOWN >= (int)SHOAL_COLL_AUX_DEBUG_END, "tree words overlap the debug records");
 _Static_assert(SHOAL_COLL_SET_TREE_LEVELS <= SHOAL_GROUP_SET_ROUNDS, "UP words must fit a pSync's rounds");
+_Static_assert((int)SHOAL_COLL_AUX_CHUNK > (int)SHOAL_COLL_AUX_RING &&
+                   (int)SHOAL_COLL_AUX_CHUNK + SHOAL_COLL_TREE_CHUNKS <= (int)SHOAL_COLL_AUX_DEBUG,
+               "chunk words overlap");
 
 int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind)
 {
@@ -73,9 +92,10 @@ int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind)
     return kind == SHOAL_COLL_REDUCE && g->size <= 1 << SHOAL_COLL_SET_TREE_LEVELS;
 }
 
-/* Each chunk pays a put, a fence and a flag per edge; over loopback TCP at
- * 4 PEs, 64 KiB chunks made a 1 MiB broadcast 2.6x slower than the direct
- * pull and 256 KiB ones a little faster. Larger vectors still pipeline. */
+/* When each chunk paid a put, a fence and an atomic signal per edge, 64
+ * KiB chunks made a 1 MiB broadcast over loopback TCP at 4 PEs 2.6x slower
+ * than the direct pull and 256 KiB ones a little faster. Larger vectors
+ * still pipeline. */
 #define TREE_CHUNK ((size_t)256 * 1024)
 #define TAG_SHIFT 24
 
@@ -138,53 +158,78 @@ static size_t down_word(const struct shoal_group *g, int k)
     return g->aux_offset + ((g->epoch ? SHOAL_COLL_AUX_DOWN : SHOAL_COLL_AUX_SET_DOWN) + (size_t)k) * sizeof(uint64_t);
 }
 
-/* Epoch mode stores the value; counting mode (pSync) adds one signal per
- * value, and the owner takes each back as it consumes it, so every word is
- * back at zero when its owner returns. The full fence first: a large
- * memcpy into a direct member may use non-temporal stores, which a release
- * store alone does not order. */
-static void signal_word(const struct shoal_group *g, int rank, size_t word, uint64_t value)
+/* Epoch mode stores the value (once: as a flag); counting mode (pSync)
+ * adds one signal per value, and the owner takes each back as it consumes
+ * it, so every word is back at zero when its owner returns. The full fence
+ * first: a large memcpy into a direct member may use non-temporal stores,
+ * which a release store alone does not order. */
+static void signal_word(const struct shoal_group *g, int rank, size_t word, uint64_t value, int once)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (g->epoch)
+    if (g->epoch && once)
+        shoal_word_flag_fenced(g->seg, 0, NULL, 0, g->seg, word, shoal_group_pe(g, rank), value, NULL);
+    else if (g->epoch)
         shoal_word_signal(g->seg, word, shoal_group_pe(g, rank), SHOAL_AMO_SET, value);
     else
         shoal_word_add(g->seg, word, shoal_group_pe(g, rank), 1);
 }
 
-static void await_own(const struct shoal_group *g, size_t word, uint64_t value)
+/* once: the word is a flag of this call, which holds exactly value. */
+static void await_own(const struct shoal_group *g, size_t word, uint64_t value, int once)
 {
     const int pe = shoal_group_pe(g, g->rank);
     const uint64_t *w = shoal_route_direct(g->seg, word, pe);
     struct shoal_backoff b = {0};
     if (!g->epoch) value = 1;
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(w, __ATOMIC_ACQUIRE) < value);
+    if (g->epoch && once)
+        SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(w, __ATOMIC_ACQUIRE) != value);
+    else
+        SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(w, __ATOMIC_ACQUIRE) < value);
     if (!g->epoch) shoal_word_add(g->seg, word, pe, (uint64_t)-1);
 }
 
+static size_t chunk_word(const struct shoal_group *g, size_t c)
+{
+    return g->aux_offset + (SHOAL_COLL_AUX_CHUNK + c) * sizeof(uint64_t);
+}
+
 /* Bytes per chunk: whole elements, and few enough chunks for the count to
- * fit below the tag. */
-static size_t chunk_size(size_t bytes, size_t es)
+ * fit below the tag (a team's broadcast: for its chunk words). */
+static size_t chunk_size(size_t bytes, size_t es, size_t most)
 {
     size_t chunk = TREE_CHUNK / es * es;
-    while ((bytes + chunk - 1) / chunk >= ((size_t)1 << TAG_SHIFT)) chunk *= 2;
+    while ((bytes + chunk - 1) / chunk > most) chunk *= 2;
     return chunk;
 }
 
+/* How push_down raises a child's word: an atomic signal of its DOWN word,
+ * or a flag behind the data, in its DOWN word (the call's only write of
+ * it) or in its word for chunk c. */
+enum push { PUSH_SIGNAL, PUSH_FLAG_DOWN, PUSH_FLAG_CHUNK };
+
 /* Sends [off, off+len) of from to the children at distances 2^lo ..
- * 2^(nk-1), the largest subtree first, and raises their DOWN words to
- * chunk count c + 1; with await_entry, what starts at offset 0 only once
- * the child said it entered. */
+ * 2^(nk-1), the largest subtree first, and raises their words to chunk
+ * count c + 1; with await_entry, what starts at offset 0 only once the
+ * child said it entered. */
 static shoal_status_t push_down(const struct tree *t, int lo, int nk, struct shoal_coll_buf dest, const char *from,
-                                size_t c, size_t off, size_t len, int await_entry)
+                                size_t c, size_t off, size_t len, int await_entry, enum push how)
 {
+    const struct shoal_group *g = t->g;
     shoal_status_t st = SHOAL_OK;
     for (int k = nk - 1; k >= lo; k--) {
         const int child = child_of(t, k);
-        if (off == 0 && await_entry) await_own(t->g, up_word(t->g, k), t->base);
-        shoal_status_t s = shoal_coll_put(t->g, dest, child, off, from + off, len);
+        if (off == 0 && await_entry) await_own(g, up_word(g, k), t->base, 1);
+        if (g->epoch && how != PUSH_SIGNAL) {
+            const struct shoal_coll_buf to = shoal_coll_member(g, dest, child);
+            const size_t word = how == PUSH_FLAG_CHUNK ? chunk_word(g, c) : down_word(g, k);
+            shoal_status_t s = shoal_word_flag_fenced(to.seg, to.off + off, from + off, len, g->seg, word,
+                                                      shoal_group_pe(g, child), t->base | (c + 1), NULL);
+            if (st == SHOAL_OK) st = s;
+            continue;
+        }
+        shoal_status_t s = shoal_coll_put(g, dest, child, off, from + off, len);
         if (st == SHOAL_OK) st = s;
-        signal_word(t->g, child, down_word(t->g, k), t->base | (c + 1));
+        signal_word(g, child, down_word(g, k), t->base | (c + 1), 0);
     }
     return st;
 }
@@ -202,22 +247,29 @@ shoal_status_t shoal_coll_broadcast_tree(struct shoal_group *g, struct shoal_col
     shoal_status_t st = tree_init(&t, g, root, tag);
     if (st != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a broadcast");
     const int nk = levels(&t);
-    if (t.parent >= 0) signal_word(g, t.parent, up_word(g, t.level), t.base);
-    const size_t chunk = chunk_size(bytes, 1);
+    if (t.parent >= 0) signal_word(g, t.parent, up_word(g, t.level), t.base, 1);
+    const size_t most = g->epoch ? SHOAL_COLL_TREE_CHUNKS : ((size_t)1 << TAG_SHIFT) - 1;
+    const size_t chunk = chunk_size(bytes, 1, most), chunks = (bytes + chunk - 1) / chunk;
+    const enum push how = g->epoch ? PUSH_FLAG_CHUNK : PUSH_SIGNAL;
     /* The root holds the whole vector from the start, and its child at
-     * distance 1 forwards nothing: there chunks only cost a wait each (a
-     * blocking put over the fabric waits for delivery). That child gets
-     * one put, last as before, and the last chunk's signal, which
-     * satisfies its wait for every earlier chunk (values only grow). */
-    const int whole = g->epoch && t.parent < 0 && nk > 0 && bytes > chunk;
+     * distance 1 forwards nothing: there chunks only cost a wait each.
+     * That child gets the whole vector in one flag, last as before, in the
+     * last chunk's word. */
+    const int whole = g->epoch && t.parent < 0 && nk > 0 && chunks > 1;
+    const int whole_child = g->epoch && t.v == 1;
     for (size_t c = 0, off = 0; off < bytes; c++, off += chunk) {
         const size_t len = bytes - off < chunk ? bytes - off : chunk;
-        if (t.parent >= 0) await_own(g, down_word(g, t.level), t.base | (c + 1));
-        shoal_status_t s = push_down(&t, whole, nk, dest, from, c, off, len, 1);
+        if (t.parent >= 0 && !g->epoch)
+            await_own(g, down_word(g, t.level), 0, 0);
+        else if (t.parent >= 0 && (!whole_child || c == 0)) {
+            const size_t awaited = whole_child ? chunks - 1 : c;
+            await_own(g, chunk_word(g, awaited), t.base | (awaited + 1), 1);
+        }
+        shoal_status_t s = push_down(&t, whole, nk, dest, from, c, off, len, 1, how);
         if (st == SHOAL_OK) st = s;
     }
     if (whole) {
-        shoal_status_t s = push_down(&t, 0, 1, dest, from, (bytes - 1) / chunk, 0, bytes, 1);
+        shoal_status_t s = push_down(&t, 0, 1, dest, from, chunks - 1, 0, bytes, 1, PUSH_FLAG_CHUNK);
         if (st == SHOAL_OK) st = s;
     }
     shoal_coll_hosts_fini(&t.h);
@@ -258,7 +310,8 @@ shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_b
     shoal_status_t st = tree_init(&t, g, 0, tag);
     if (st != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a reduction");
     const int nk = levels(&t);
-    const size_t chunk = chunk_size(bytes, es);
+    const size_t chunk = chunk_size(bytes, es, ((size_t)1 << TAG_SHIFT) - 1);
+    const int once = bytes <= chunk; /* one write of each word */
     /* Pieces of a child's chunk travel through scratch: a whole chunk when
      * the heap allows, else the stack's smaller buffer. */
     _Alignas(64) unsigned char small[SHOAL_COLL_CHUNK];
@@ -268,16 +321,16 @@ shoal_status_t shoal_coll_reduce_tree(struct shoal_group *g, struct shoal_coll_b
         const size_t len = bytes - off < chunk ? bytes - off : chunk;
         if (mine != own) memmove(mine + off, own + off, len);
         for (int k = 0; k < nk; k++) {
-            await_own(g, up_word(g, k), t.base | (c + 1));
+            await_own(g, up_word(g, k), t.base | (c + 1), once);
             shoal_status_t s = combine_child(&t, dest, child_of(&t, k), off, len, es, combine, mine + off, scratch, cap);
             if (st == SHOAL_OK) st = s;
         }
-        if (t.parent >= 0) signal_word(g, t.parent, up_word(g, t.level), t.base | (c + 1));
+        if (t.parent >= 0) signal_word(g, t.parent, up_word(g, t.level), t.base | (c + 1), once);
     }
     for (size_t c = 0, off = 0; off < bytes; c++, off += chunk) {
         const size_t len = bytes - off < chunk ? bytes - off : chunk;
-        if (t.parent >= 0) await_own(g, down_word(g, t.level), t.base | (c + 1));
-        shoal_status_t s = push_down(&t, 0, nk, dest, mine, c, off, len, 0);
+        if (t.parent >= 0) await_own(g, down_word(g, t.level), t.base | (c + 1), once);
+        shoal_status_t s = push_down(&t, 0, nk, dest, mine, c, off, len, 0, once ? PUSH_FLAG_DOWN : PUSH_SIGNAL);
         if (st == SHOAL_OK) st = s;
     }
     free(heap);

@@ -78,7 +78,7 @@ uint64_t shoal_group_aux_add_host(const struct shoal_group *g, int rank, size_t 
 static void round_signal(const struct shoal_group *g, size_t off, int pe, uint64_t v, int *fenced)
 {
     if (g->epoch)
-        shoal_word_flag_fenced(g->seg, 0, NULL, 0, off, pe, v, fenced);
+        shoal_word_flag_fenced(g->seg, 0, NULL, 0, g->seg, off, pe, v, fenced);
     else
         shoal_word_signal_fenced(g->seg, off, pe, SHOAL_AMO_ADD, 1, fenced);
 }

@@ -68,20 +68,31 @@ static inline void shoal_word_signal_fenced(int seg, size_t off, int pe, enum sh
     if (st != SHOAL_OK) shoal_word_fail("signalling a synchronisation word", pe, st);
 }
 
+/* Past this many bytes a direct flag's copy is fenced in full. */
+#define SHOAL_WORD_FLAG_FENCE_FROM 4096
+
 /* Stores v into a flag only pe waits for, comparing for exactly v, which
  * is not written again before pe saw it (a barrier round of one parity, a
- * line's tag): with len, the len bytes at src go to data_off first. Ordered
+ * line's tag, a tree edge's one write in a call): with len, the len bytes
+ * at src go to data_off of data_seg first, and src may be reused on
+ * return. Ordered
  * after this PE's earlier puts to pe, and through a transport completed by
  * no quiet, like shoal_word_signal_fenced (fenced likewise). Over a fabric
  * that keeps writes in order it is a plain write the target need not
  * answer (transport.h, flag); an exact compare is what makes that safe: the
  * write may land in pieces, and shows v only once all of it landed. */
-static inline shoal_status_t shoal_word_flag_fenced(int seg, size_t data_off, const void *src, size_t len,
-                                                    size_t off, int pe, uint64_t v, int *fenced)
+static inline shoal_status_t shoal_word_flag_fenced(int data_seg, size_t data_off, const void *src, size_t len,
+                                                    int seg, size_t off, int pe, uint64_t v, int *fenced)
 {
     uint64_t *p = shoal_route_direct(seg, off, pe);
     if (p) {
-        if (len) memcpy(shoal_route_direct(seg, data_off, pe), src, len);
+        if (len) {
+            char *to = shoal_route_direct(data_seg, data_off, pe);
+            if (to != src) memcpy(to, src, len);
+        }
+        /* A large memcpy may use non-temporal stores, which a release
+         * store alone does not order; lines stay far below that size. */
+        if (len > SHOAL_WORD_FLAG_FENCE_FROM) __atomic_thread_fence(__ATOMIC_SEQ_CST);
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
         shoal_wake(pe);
         return SHOAL_OK;
@@ -91,12 +102,12 @@ static inline shoal_status_t shoal_word_flag_fenced(int seg, size_t data_off, co
     if (fenced) *fenced = 1;
     shoal_status_t st;
     if (t->flag)
-        st = t->flag(pe, (enum shoal_segment_id)seg, data_off, src, len, off, v);
+        st = t->flag(pe, (enum shoal_segment_id)data_seg, data_off, src, len, (enum shoal_segment_id)seg, off, v);
     else if (len && t->put_signal)
-        st = t->put_signal(NULL, 0, pe, (enum shoal_segment_id)seg, data_off, src, len, (enum shoal_segment_id)seg, off,
-                           SHOAL_AMO_SET, v);
+        st = t->put_signal(NULL, 0, pe, (enum shoal_segment_id)data_seg, data_off, src, len,
+                           (enum shoal_segment_id)seg, off, SHOAL_AMO_SET, v);
     else {
-        st = len ? t->put(NULL, pe, (enum shoal_segment_id)seg, data_off, src, len) : SHOAL_OK;
+        st = len ? t->put(NULL, pe, (enum shoal_segment_id)data_seg, data_off, src, len) : SHOAL_OK;
         if (st == SHOAL_OK && len) t->fence(NULL);
         if (st == SHOAL_OK) st = shoal_word_send_signal(seg, off, pe, SHOAL_AMO_SET, v);
     }

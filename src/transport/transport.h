@@ -110,11 +110,12 @@ struct shoal_transport_ops {
     /* Like put_signal uncounted with SHOAL_AMO_SET (len may be 0), for a
      * flag whose one reader waits until it holds exactly value, and which
      * is not written again before that reader saw it: the flag may then
-     * land in pieces, a plain write the target need not answer. Every
-     * earlier put and amo to pe must be fenced first, as for signal. NULL:
-     * callers use put_signal or signal. */
+     * land in pieces, a plain write the target need not answer. src may be
+     * reused on return; the data need not have landed yet (the flag's
+     * reader sees both). Every earlier put and amo to pe must be fenced
+     * first, as for signal. NULL: callers use put_signal or signal. */
     shoal_status_t (*flag)(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                           size_t flag_offset, uint64_t value);
+                           enum shoal_segment_id flag_seg, size_t flag_offset, uint64_t value);
     void (*fence)(shoal_tctx_t *ctx);
     void (*quiet)(shoal_tctx_t *ctx);
     void (*progress)(void);

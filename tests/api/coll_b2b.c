@@ -9,7 +9,12 @@
  *    rule for consecutive calls on one active set): broadcast64, fcollect64,
  *    collect32, alltoall64, long_sum_to_all, shmem_sync, on every PE and on
  *    the odd PEs (logPE_stride 1, PE_start 1), 100 rounds each; pSync back
- *    at SHMEM_SYNC_VALUE at the end. */
+ *    at SHMEM_SYNC_VALUE at the end.
+ * 3. Large broadcasts on the world team, back to back into one dest, the
+ *    root rotating: one chunk of the tree (tree.c), several, and more than
+ *    its chunk words hold (the chunks grow), every byte checked. A member
+ *    forwards from its dest, so a call that wrote a dest still being read
+ *    or sent shows as wrong bytes. */
 #include <shmem.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -138,6 +143,33 @@ static void set_rounds(int start, int logs, int size)
     CHECK_MSG(bad == 0, "active set %d/%d/%d: %d wrong values", start, logs, size, bad);
 }
 
+#define BIG_ROUNDS 9
+static unsigned char big_byte(int round, size_t i) { return (unsigned char)(i * 7 + (i >> 12) + (size_t)round * 13); }
+
+static void big_broadcasts(void)
+{
+    static const size_t sizes[] = {200 * 1024 + 8, 1024 * 1024 - 8, 4 * 1024 * 1024 + 24};
+    const size_t most = sizes[2];
+    unsigned char *s = shmem_malloc(most), *d = shmem_malloc(most);
+    CHECK(s && d);
+    if (!s || !d) return;
+    int bad = 0;
+    for (int round = 0; round < BIG_ROUNDS; round++) {
+        const size_t n = sizes[round % 3];
+        const int root = round % npes;
+        for (size_t i = 0; i < n; i++) s[i] = big_byte(round, i);
+        CHECK(shmem_broadcastmem(SHMEM_TEAM_WORLD, d, s, n, root) == 0);
+        for (size_t i = 0; i < n; i++)
+            if (d[i] != big_byte(round, i) && bad++ < 3)
+                CHECK_MSG(0, "big broadcast round %d (%zu bytes from PE %d): byte %zu is %u, expected %u", round, n,
+                          root, i, d[i], big_byte(round, i));
+    }
+    CHECK_MSG(bad == 0, "big broadcasts: %d wrong bytes", bad);
+    shmem_barrier_all();
+    shmem_free(d);
+    shmem_free(s);
+}
+
 int main(void)
 {
     shmem_init();
@@ -169,6 +201,7 @@ int main(void)
     shmem_barrier_all();
     if (npes > 1) set_rounds(1, 1, npes / 2);
     shmem_barrier_all();
+    big_broadcasts();
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
             CHECK_MSG(psync[k][i] == SHMEM_SYNC_VALUE, "pSync %d[%d] = %ld at the end", k, i, psync[k][i]);

@@ -59,12 +59,12 @@ static shoal_status_t put_signal(shoal_tctx_t *x, int counted, int pe, enum shoa
     return real->put_signal(x, counted, pe, s, o, src, n, ss, so, op, v);
 }
 /* A flag (transport.h): a signal, with its data as one put where it has any. */
-static shoal_status_t flag(int pe, enum shoal_segment_id s, size_t o, const void *src, size_t n, size_t fo,
-                           uint64_t v)
+static shoal_status_t flag(int pe, enum shoal_segment_id s, size_t o, const void *src, size_t n,
+                           enum shoal_segment_id fs, size_t fo, uint64_t v)
 {
     if (n) c.put++;
     c.amo++;
-    return real->flag(pe, s, o, src, n, fo, v);
+    return real->flag(pe, s, o, src, n, fs, fo, v);
 }
 static void fence(shoal_tctx_t *x)
 {

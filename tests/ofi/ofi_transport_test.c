@@ -255,7 +255,8 @@ static void test_flush(void)
 }
 
 /* Flags (transport.h): rounds of every PE sending data of 0 to 300 bytes
- * (several injected writes past the inject size) and a tag to both of its
+ * (several injected writes past the inject size), or in every 8th round
+ * 32-96 KiB (one write that completes once sent), and a tag to both of its
  * neighbours, with no barrier between rounds. A PE finishes a round once
  * both neighbours' flags came, so it is never two rounds ahead of either,
  * and lines alternate by the round's parity as the collectives' do: none
@@ -264,7 +265,7 @@ static void test_flush(void)
  * first. Flags are not puts: no quiet flushes them, so the flush word stays
  * unwritten. */
 #define FLAG_ROUNDS 200
-#define FLAG_DATA 320
+#define FLAG_DATA 100000
 #define FLAG_LINE (8 + FLAG_DATA)
 static unsigned char flag_byte(uint64_t round, size_t i, int from, int dir)
 {
@@ -281,15 +282,18 @@ static void test_flag(void)
     const size_t lines = AMO_OFF + 6 * MiB;
     *word = unwritten;
     barrier();
-    unsigned char out[FLAG_DATA];
+    static unsigned char out[FLAG_DATA];
     for (uint64_t round = 1; round <= FLAG_ROUNDS; round++) {
-        const size_t len = (size_t)(round * 37 % 301);
+        /* Mostly injected data (up to 300 bytes); every 8th round 32-96 KiB
+         * sent from out, which the next send overwrites at once. */
+        const size_t len = round % 8 == 5 ? (size_t)(32768 + round * 997 % 65536) : (size_t)(round * 37 % 301);
         T->fence(NULL);
         for (int dir = 0; dir < 2; dir++) {
             /* To nb[dir], which has this PE as its neighbour 1 - dir. */
             const size_t line = lines + ((round & 1) * 2 + (size_t)(1 - dir)) * FLAG_LINE;
             for (size_t i = 0; i < len; i++) out[i] = flag_byte(round, i, me, 1 - dir);
-            must(T->flag(nb[dir], SHOAL_SEG_HEAP, line + 8, out, len, line, round << 8 | (uint64_t)me), "flag");
+            must(T->flag(nb[dir], SHOAL_SEG_HEAP, line + 8, out, len, SHOAL_SEG_HEAP, line, round << 8 | (uint64_t)me),
+                 "flag");
         }
         for (int dir = 0; dir < 2; dir++) {
             const size_t line = lines + ((round & 1) * 2 + (size_t)dir) * FLAG_LINE;

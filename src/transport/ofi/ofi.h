@@ -245,7 +245,7 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *ctx, int counted, int pe, enum
 shoal_status_t shoal_ofi_signal(int pe, enum shoal_segment_id seg, size_t offset, enum shoal_amo_op op,
                                 uint64_t operand);
 shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                              size_t flag_offset, uint64_t value);
+                              enum shoal_segment_id flag_seg, size_t flag_offset, uint64_t value);
 void shoal_ofi_fence(shoal_tctx_t *ctx);
 void shoal_ofi_quiet(shoal_tctx_t *ctx);
 

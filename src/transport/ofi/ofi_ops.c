@@ -435,29 +435,43 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
 }
 
 /* Where writes are ordered, data and flag as writes the target does not
- * answer, each injected: a flag's reader compares for its exact value, and
- * the flag's write is processed after the data's (FI_ORDER_RMA_WAW), so a
- * flag that lands in pieces shows that value only once all of it and the
- * data landed. Like signals, fence and quiet do not wait for them; each
- * has a reader that waits for it, so every one is in before the job ends.
+ * answer: a flag's reader compares for its exact value, and the flag's
+ * write is processed after the data's (FI_ORDER_RMA_WAW), so a flag that
+ * lands in pieces shows that value only once all of it and the data
+ * landed. Like signals, fence and quiet do not wait for them; each has a
+ * reader that waits for it, so every one is in before the job ends.
  * An atomic write instead is answered by ofi_rxm: 2 PEs on one host,
- * barrier_all 37.7-39.9 -> 20.3 us (docs/design.md). */
+ * barrier_all 37.7-39.9 -> 20.3 us (docs/design.md). Data up to
+ * SHOAL_OFI_FLAG_INJECT_MAX are injected with the flag; larger data from
+ * registered memory (a tree broadcast's chunks) are one write that
+ * completes once sent, not once the target answered, and is waited for
+ * after the flag is posted, so the flag leaves right behind it. */
+#define SHOAL_OFI_FLAG_INJECT_MAX 256
 shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
-                              size_t flag_offset, uint64_t value)
+                              enum shoal_segment_id flag_seg, size_t flag_offset, uint64_t value)
 {
-    if (!shoal_ofi.writes_ordered)
-        return len ? shoal_ofi_put_signal(NULL, 0, pe, seg, offset, src, len, seg, flag_offset, SHOAL_AMO_SET, value)
-                   : shoal_ofi_signal(pe, seg, flag_offset, SHOAL_AMO_SET, value);
+    void *desc = NULL;
     struct shoal_tctx *ctx = shoal_ofi_ctx_ready(NULL);
     if (!ctx) return SHOAL_ERR_SYS;
-    shoal_status_t st = refuse_readonly(pe, seg, flag_offset, sizeof value, "signal");
+    const int injected = len <= SHOAL_OFI_FLAG_INJECT_MAX;
+    if (!shoal_ofi.writes_ordered || (!injected && !local_desc(ctx, src, len, &desc)))
+        return len ? shoal_ofi_put_signal(NULL, 0, pe, seg, offset, src, len, flag_seg, flag_offset, SHOAL_AMO_SET,
+                                          value)
+                   : shoal_ofi_signal(pe, flag_seg, flag_offset, SHOAL_AMO_SET, value);
+    shoal_status_t st = refuse_readonly(pe, flag_seg, flag_offset, sizeof value, "signal");
     if (st == SHOAL_OK && len) st = refuse_readonly(pe, seg, offset, len, "put with signal");
     const uint64_t flags = FI_INJECT | FI_INJECT_COMPLETE;
-    if (st == SHOAL_OK) st = rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, NULL, flags, NULL, 1);
+    struct shoal_ofi_op sent = {0, 0, 0};
+    if (st == SHOAL_OK)
+        st = injected ? rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, NULL, flags, NULL, 1)
+                      : rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, desc, FI_TRANSMIT_COMPLETE,
+                                   &sent, 1);
     struct target f;
-    if (st == SHOAL_OK) st = target_of(pe, seg, flag_offset, "signal", &f);
-    if (st != SHOAL_OK) return st;
-    return post_rma(ctx, RMA_WRITE, f, &value, sizeof value, NULL, flags, NULL, 1) ? SHOAL_ERR_SYS : SHOAL_OK;
+    if (st == SHOAL_OK) st = target_of(pe, flag_seg, flag_offset, "signal", &f);
+    if (st == SHOAL_OK && post_rma(ctx, RMA_WRITE, f, &value, sizeof value, NULL, flags, NULL, 1)) st = SHOAL_ERR_SYS;
+    /* Chunks already posted still read src: wait for them even on failure. */
+    shoal_status_t w = injected ? SHOAL_OK : shoal_ofi_wait_op(ctx, &sent, "put with signal", pe);
+    return st != SHOAL_OK ? st : w;
 }
 
 /* Whether every operation but signals is known complete (ofi.h). */
