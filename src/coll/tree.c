@@ -11,8 +11,9 @@
  * broadcast: each member tells its parent it has entered (UP word), the
  *   parent puts each chunk of the data into the child's dest and then
  *   raises the child's word for it (a team's CHUNK words, an active set's
- *   DOWN word); a child forwards each chunk as it arrives (pipelined: a large vector costs a member about one send of
- *   it per child, and the last member waits log2(n) chunks behind). The
+ *   DOWN word); a child forwards each chunk as it arrives (pipelined: a
+ *   large vector costs a member about one send of it per child, and the
+ *   last member waits log2(n) chunks behind). The
  *   root's child at distance 1 forwards nothing, so it gets the whole
  *   vector in one put, after the other children's chunks.
  * reduce: up the tree, each member combines its source with its

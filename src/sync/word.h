@@ -75,9 +75,9 @@ static inline void shoal_word_signal_fenced(int seg, size_t off, int pe, enum sh
  * is not written again before pe saw it (a barrier round of one parity, a
  * line's tag, a tree edge's one write in a call): with len, the len bytes
  * at src go to data_off of data_seg first, and src may be reused on
- * return. Ordered
- * after this PE's earlier puts to pe, and through a transport completed by
- * no quiet, like shoal_word_signal_fenced (fenced likewise). Over a fabric
+ * return. Ordered after this PE's earlier puts to pe, and through a
+ * transport completed by no quiet, like shoal_word_signal_fenced (fenced
+ * likewise). Over a fabric
  * that keeps writes in order it is a plain write the target need not
  * answer (transport.h, flag); an exact compare is what makes that safe: the
  * write may land in pieces, and shows v only once all of it landed. */
