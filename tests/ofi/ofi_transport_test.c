@@ -318,14 +318,22 @@ static void test_flag(void)
     barrier();
 }
 
-/* PE 0 sleeps outside the library; the others put, get and add to it. */
+/* PE 0 sleeps outside the library; the others put, get and add to it.
+ * Just before, it waits for operations of its own one after another,
+ * which keep its progress thread out of the endpoint for a while (the own
+ * lease, ofi_progress.c): the thread must come back to serve the others,
+ * whose operations start once PE 0 is asleep. */
 static void test_sleeper(void)
 {
     const size_t off = AMO_OFF + 2 * MiB + (size_t)me * 4096;
     barrier();
     if (me == 0) {
+        uint64_t got;
+        for (int i = 0; i < 200; i++)
+            must(T->get(NULL, (i + 1) % npes, SHOAL_SEG_HEAP, AMO_OFF, &got, sizeof got), "sleeper's own get");
         sleep(2);
     } else {
+        usleep(300000);
         double t0 = now_s();
         uint64_t v = 0xabc0000ull + (uint64_t)me, back = 0, old;
         must(T->put(NULL, 0, SHOAL_SEG_HEAP, off, &v, sizeof v), "put to sleeper");

@@ -162,6 +162,7 @@ struct shoal_ofi {
      * while any does, the PE progresses itself and the thread stands aside. */
     atomic_int own_waits;
     atomic_int standing_by; /* the thread sleeps until own_waits is 0 */
+    _Atomic long long own_ns; /* when the last such wait ended (ofi_progress.c) */
     /* The lease (ofi_progress.c): while a runtime wait spins, driving the
      * endpoint itself, the thread parks instead of sleeping on it. */
     _Atomic long long served_ns; /* the spinning wait's last call; 0: no lease */

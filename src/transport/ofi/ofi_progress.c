@@ -6,8 +6,9 @@
  * the kernel until the network has work, so a PE busy elsewhere still
  * serves its peers. The thread runs only for such providers (or as
  * SHMEM_FABRIC_PROGRESS_THREAD says), and stands aside while a thread of
- * the PE waits for its own operation on the default context, or spins in
- * one of the runtime's waits (the lease).
+ * the PE waits for its own operations on the default context or ended such
+ * a wait lately (the own lease), or spins in one of the runtime's waits
+ * (the lease).
  *
  * Failures end the job (shoal_ofi_fatal): an operation whose completion
  * carries an error, and a wait that lasts longer than SHMEM_FABRIC_TIMEOUT
@@ -33,7 +34,6 @@
 #define OFI_SLEEP_NS 20000L
 #define OFI_THREAD_POLL_NS 50000L /* progress thread without a wait object */
 #define OFI_THREAD_WAIT_MS 5
-#define OFI_THREAD_STANDBY_NS 30000L /* the thread's nap after the PE's own wait */
 
 void shoal_ofi_backoff(unsigned *n)
 {
@@ -211,50 +211,78 @@ void shoal_ofi_rest(void)
     serve();
 }
 
-/* A thread of this PE waits for its own operations on the default context:
- * it progresses the endpoint itself, continuously (no sleep longer than the
- * backoff's), so the progress thread keeps out of its way. */
-static void own_wait_begin(struct shoal_tctx *ctx)
-{
-    if (ctx == &shoal_ofi.dflt) atomic_fetch_add_explicit(&shoal_ofi.own_waits, 1, memory_order_relaxed);
-}
-
-/* The last own wait to end wakes the thread if it stands by. Sequentially
- * consistent with stand_by's store of standing_by and load of own_waits:
- * one of the two sees the other. */
-static void own_wait_end(struct shoal_tctx *ctx)
-{
-    if (ctx != &shoal_ofi.dflt) return;
-    if (atomic_fetch_sub(&shoal_ofi.own_waits, 1) == 1 && atomic_load(&shoal_ofi.standing_by))
-        syscall(SYS_futex, &shoal_ofi.own_waits, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-/* While the PE waits for its own operations the thread sleeps until the
- * last such wait ends (own_wait_end wakes it), not on a timer: where PEs
- * outnumber cores, a thread napping 30 us at a time took a core's turn
- * from the PEs at each nap (api_coll at 8 PEs on 2 cores: 83 s, 41 s
- * without the thread). Woken, it naps once before it serves the endpoint:
- * a PE that ended one operation often starts the next at once, and a
- * thread back in fi_cq_sread would contend with it for the endpoint's
- * lock. The timeout only bounds a wait for a wake-up the kernel lost. */
-static void stand_by(void)
-{
-    atomic_store(&shoal_ofi.standing_by, 1);
-    const int waits = atomic_load(&shoal_ofi.own_waits);
-    if (waits > 0) {
-        struct timespec ts = {0, OFI_THREAD_WAIT_MS * 1000000L};
-        syscall(SYS_futex, &shoal_ofi.own_waits, FUTEX_WAIT_PRIVATE, waits, &ts, NULL, 0);
-    }
-    atomic_store(&shoal_ofi.standing_by, 0);
-    struct timespec nap = {0, OFI_THREAD_STANDBY_NS};
-    nanosleep(&nap, NULL);
-}
-
 static long long now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A thread of this PE waits for its own operations on the default context:
+ * it progresses the endpoint itself, continuously (no sleep longer than the
+ * backoff's), so the progress thread keeps out of its way. Returns when
+ * the wait began, for own_wait_end. */
+static long long own_wait_begin(struct shoal_tctx *ctx)
+{
+    if (ctx != &shoal_ofi.dflt) return 0;
+    atomic_fetch_add_explicit(&shoal_ofi.own_waits, 1, memory_order_relaxed);
+    return now_ns();
+}
+
+/* The thread keeps out of the endpoint while the PE's own waits end less
+ * than this apart (the PE works through operations of its own, which it
+ * progresses itself), and comes back this long after the last one at the
+ * latest. Waking it at the end of every wait, to nap and then sleep in
+ * fi_cq_sread, put its wake-ups and its competition for the endpoint on
+ * the path of each operation: 2 PEs on one host, put 8 B + quiet 43-46 us
+ * with the thread against 27-28 with the initiator's thread off, get
+ * 30-31 against 21-22 (docs/design.md). */
+#define OFI_OWN_LEASE_NS 200000LL
+
+/* Only a wait longer than the lease wakes the thread (sequentially
+ * consistent with stand_by's store of standing_by and load of own_waits:
+ * one of the two sees the other): after a shorter one the thread's own
+ * timeout brings it back as soon, without a system call here. */
+static void own_wait_end(struct shoal_tctx *ctx, long long began)
+{
+    if (ctx != &shoal_ofi.dflt) return;
+    const long long now = now_ns();
+    atomic_store_explicit(&shoal_ofi.own_ns, now, memory_order_relaxed);
+    if (atomic_fetch_sub(&shoal_ofi.own_waits, 1) == 1 && now - began > OFI_OWN_LEASE_NS &&
+        atomic_load(&shoal_ofi.standing_by))
+        syscall(SYS_futex, &shoal_ofi.own_waits, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* While the PE waits for its own operations, or ended one within the
+ * lease, the thread sleeps on a timer: the lease's rest, or while waits
+ * last, the lease, doubled up to OFI_THREAD_WAIT_MS for as long as no wait
+ * ends (one long wait, which wakes it at its end). Where PEs outnumber
+ * cores a thread napping 30 us at a time took a core's turn from the PEs
+ * at each nap (api_coll at 8 PEs on 2 cores: 83 s, 41 s without the
+ * thread). Returns 0 when the PE is neither waiting nor within the lease. */
+static int stand_by(unsigned *naps, long long *seen)
+{
+    const long long ended = atomic_load_explicit(&shoal_ofi.own_ns, memory_order_relaxed);
+    const long long idle = now_ns() - ended;
+    if (ended != *seen) *naps = 0; /* short waits, one after another */
+    *seen = ended;
+    atomic_store(&shoal_ofi.standing_by, 1);
+    const int waits = atomic_load(&shoal_ofi.own_waits);
+    if (waits > 0) {
+        long long ns = OFI_OWN_LEASE_NS << (*naps < 5 ? *naps : 5);
+        if (ns > OFI_THREAD_WAIT_MS * 1000000LL) ns = OFI_THREAD_WAIT_MS * 1000000LL;
+        (*naps)++;
+        struct timespec ts = {ns / 1000000000LL, ns % 1000000000LL};
+        syscall(SYS_futex, &shoal_ofi.own_waits, FUTEX_WAIT_PRIVATE, waits, &ts, NULL, 0);
+    }
+    atomic_store(&shoal_ofi.standing_by, 0);
+    if (waits > 0) return 1;
+    *naps = 0;
+    if (idle >= OFI_OWN_LEASE_NS) return 0;
+    const long long left = OFI_OWN_LEASE_NS - idle;
+    struct timespec nap = {0, (long)left};
+    nanosleep(&nap, NULL);
+    return 1;
 }
 
 /* A peer that does not answer for this long is taken for dead or stuck. */
@@ -288,14 +316,14 @@ shoal_status_t shoal_ofi_wait_op(struct shoal_tctx *ctx, struct shoal_ofi_op *op
 {
     unsigned n = 0, polls = 0;
     long long start = 0;
-    own_wait_begin(ctx);
+    const long long began = own_wait_begin(ctx);
     while (atomic_load_explicit(&op->pending, memory_order_acquire) > 0) {
         shoal_ofi_poll(ctx);
         if (atomic_load_explicit(&op->pending, memory_order_acquire) <= 0) break;
         shoal_ofi_backoff(&n);
         shoal_ofi_deadline(&start, ++polls, what, pe);
     }
-    own_wait_end(ctx);
+    own_wait_end(ctx, began);
     int err = atomic_load(&op->err);
     if (!err) return SHOAL_OK;
     char text[128];
@@ -311,7 +339,7 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
 {
     unsigned n = 0, polls = 0;
     long long start = 0;
-    own_wait_begin(ctx);
+    const long long began = own_wait_begin(ctx);
     for (;;) {
         shoal_ofi_poll(ctx);
         const uint64_t posted = atomic_load(&ctx->issued);
@@ -324,7 +352,7 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
             while (posted == issued && settled < issued &&
                    !atomic_compare_exchange_weak(&ctx->settled, &settled, issued)) {
             }
-            own_wait_end(ctx);
+            own_wait_end(ctx, began);
             uint64_t before = atomic_exchange(&ctx->errors_reported, failed);
             if (failed <= before) return SHOAL_OK;
             /* The error entry may trail the counter: read what is queued. */
@@ -346,8 +374,9 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
  * activity, which it then progresses), else polls with a short sleep. While
  * a thread of the PE waits for its own operation on the default context it
  * progresses the endpoint itself, continuously: the thread then sleeps
- * until that wait ends (stand_by), so it neither takes a core from it nor
- * contends for the endpoint's lock. For the runtime's waits it parks only
+ * until that wait and the own lease after it end (stand_by), so it neither
+ * takes a core from the PE's operations nor contends with them for the
+ * endpoint's lock. For the runtime's waits it parks only
  * while they spin (the lease): standing aside for their whole length missed
  * peers' requests whenever their backoff slept (ping-pong 6x slower). */
 static void *progress_main(void *arg)
@@ -356,11 +385,10 @@ static void *progress_main(void *arg)
     struct shoal_tctx *ctx = &shoal_ofi.dflt;
     struct fi_cq_entry entries[OFI_CQ_BATCH];
     int blocking = shoal_ofi.cq_wait;
+    unsigned naps = 0;
+    long long seen = 0;
     while (!atomic_load_explicit(&shoal_ofi.stop, memory_order_acquire)) {
-        if (atomic_load_explicit(&shoal_ofi.own_waits, memory_order_relaxed) > 0) {
-            stand_by();
-            continue;
-        }
+        if (stand_by(&naps, &seen)) continue;
         if (blocking) {
             /* Raised before the lease is read (as parked): a lease that
              * settles while we sleep breaks the sleep (take_lease). */
