@@ -132,6 +132,26 @@ def floor_line(med, setup):
         half = peer * TARGET["sync"][1]
         where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
+    return [line, ""] + provider_floor_lines(med, setup)
+
+
+def provider_floor_lines(med, setup):
+    """libfabric's own ping-pong over tcp;ofi_rxm in the same run: a get or
+    fetch_add over ofi waits for a whole round trip of the provider."""
+    one_way = med.get((setup, "floor", "fi_pingpong", 8))
+    if one_way is None:
+        return []
+    trip = 2 * one_way
+    line = (f"Floor of libfabric's tcp;ofi_rxm in this run (fi_pingpong from libfabric-bin, 8-byte messages,"
+            f" both ends polling): {fmt(one_way)} us a message one way, so a round trip of {fmt(trip)} us, which"
+            f" a get or fetch_add over ofi waits at least.")
+    below = []
+    for fig, label in (("get_lat", "get"), ("fetch_add", "fetch_add")):
+        peer = med.get((setup, PEER, fig, 8))
+        if peer is not None and peer < trip:
+            below.append(f"{label} ({fmt(peer)} us)")
+    if below:
+        line += f" Open MPI's {' and '.join(below)} lie below it: over this provider those targets cannot be met."
     return [line, ""]
 
 

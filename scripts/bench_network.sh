@@ -22,9 +22,12 @@
 # get bandwidth 1 MiB (windows of 64 nbi, then quiet). Beside them, in each
 # setup, bench/tcp_floor.c: the same exchanges over plain TCP between two
 # processes with no library and no encryption, the floor of that run (at
-# 2x2 also its barrier of 2 hosts x 2 processes, hierarchical as Shoal's); with
-# STREAM_FLOOR=1 (bench/tls_vs_ofi.sh), also bench/stream_floor.c: 1 MiB
-# messages over plain TCP in the clear and sealed as user-space TLS 1.3.
+# 2x2 also its barrier of 2 hosts x 2 processes, hierarchical as Shoal's),
+# and libfabric's own fi_pingpong (libfabric-bin) over tcp;ofi_rxm, the
+# floor of Shoal ofi's operations (on one host inside a network namespace
+# of its own, whose loopback it binds); with STREAM_FLOOR=1
+# (bench/tls_vs_ofi.sh), also bench/stream_floor.c: 1 MiB messages over
+# plain TCP in the clear and sealed as user-space TLS 1.3.
 #
 # Settings (environment): RUNS=3 alternations (the report takes the median
 # over them; each probe is itself the median of 3 runs inside the program),
@@ -261,7 +264,33 @@ run_floor() {
         esac
         [ $rc = 0 ] || echo "   $floor ($1) exited $rc"
     done
+    provider_floor "$1" >>"$log" 2>&1 || echo "   fi_pingpong ($1) failed"
     record "$1" floor "$2" "$log"
+}
+
+# provider_floor SETUP: libfabric's own ping-pong over tcp;ofi_rxm (8-byte
+# messages, both ends polling their completion queues), printed as
+# "fi_pingpong,8,2,<us per one-way message>,us". Its server listens on
+# every address of its namespace: on one host, a namespace of its own
+# holding only a loopback; between hosts, namespace host 1.
+provider_floor() {
+    command -v fi_pingpong >/dev/null 2>&1 || return 0
+    local args=(-p 'tcp;ofi_rxm' -e rdm -S 8 -I 20000) port=$((${PORT:-29400} + 60)) out
+    case $1 in
+    lo)
+        out=$(FI_TCP_IFACE=lo timeout 60 unshare -n sh -c 'ip link set lo up &&
+            { fi_pingpong "$@" -B '$port' >/dev/null 2>&1 & } && sleep 0.5 &&
+            fi_pingpong "$@" -P '$port' 127.0.0.1' sh "${args[@]}") || return 1 ;;
+    *)
+        hosts_spawn 1 env FI_TCP_IFACE="$(hosts_iface)" timeout 60 fi_pingpong "${args[@]}" -B $port >/dev/null 2>&1
+        local server=$HOSTS_PID
+        sleep 0.5
+        out=$(hosts_run 0 env FI_TCP_IFACE="$(hosts_iface)" timeout 60 fi_pingpong "${args[@]}" -P $port \
+            "$(hosts_addr 1)") || { wait "$server"; return 1; }
+        wait "$server" ;;
+    esac
+    # The last line: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec.
+    echo "$out" | awk '$1 == 8 && NF >= 8 {print "fi_pingpong,8,2," $7 ",us"}'
 }
 
 # The libraries alternate: each probe starts with the next library in turn,
