@@ -121,7 +121,8 @@ if [ $lock_prog = lock ]; then
 fi
 
 # The tree's state before this run writes its own files (OUT may be in it).
-shoal_rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+# Changes to the reports themselves (docs/bench) are not changes to Shoal.
+shoal_rev="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD -- . ':(exclude)docs/bench' 2>/dev/null || echo ' (with uncommitted changes)')"
 csv=$OUT/network.csv
 echo "setup,library,figure,size,pes,value,unit,rep" >"$csv"
 env_txt=$logs/environment # kept: the report can be made again from it and the CSV
