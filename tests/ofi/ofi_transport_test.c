@@ -318,6 +318,9 @@ static void test_flag(void)
     barrier();
 }
 
+#define PAGE ((size_t)4096)
+#define DATA_SIZE (3 * PAGE) /* [PAGE, 2 PAGE) read-only */
+
 /* PE 0 sleeps outside the library; the others put, get and add to it.
  * Just before, it waits for operations of its own one after another,
  * which keep its progress thread out of the endpoint for a while (the own
@@ -328,9 +331,15 @@ static void test_sleeper(void)
     const size_t off = AMO_OFF + 2 * MiB + (size_t)me * 4096;
     barrier();
     if (me == 0) {
-        uint64_t got;
-        for (int i = 0; i < 200; i++)
-            must(T->get(NULL, (i + 1) % npes, SHOAL_SEG_HEAP, AMO_OFF, &got, sizeof got), "sleeper's own get");
+        /* Reads of the peers' read-only span, which nothing writes. */
+        for (int i = 0; i < 200; i++) {
+            const int t = (i + 1) % npes;
+            const size_t at = PAGE + (size_t)(i % 64) * 8;
+            unsigned char got[8], expect[8];
+            for (size_t b = 0; b < 8; b++) expect[b] = test_pattern(t, at + b, 77);
+            must(T->get(NULL, t, SHOAL_SEG_DATA, at, got, sizeof got), "sleeper's own get");
+            CHECK_MSG(!memcmp(got, expect, 8), "sleeper's own get %d from PE %d at %zu", i, t, at);
+        }
         sleep(2);
     } else {
         usleep(300000);
@@ -355,8 +364,6 @@ static void test_sleeper(void)
     barrier();
 }
 
-#define PAGE ((size_t)4096)
-#define DATA_SIZE (3 * PAGE) /* [PAGE, 2 PAGE) read-only */
 
 
 static int ro_intact(void)
