@@ -199,15 +199,25 @@ static shoal_status_t check_provider(void)
     const uint64_t writes = FI_ORDER_RMA_WAW;
     shoal_ofi.writes_ordered =
         (info->tx_attr->msg_order & writes) && (info->rx_attr->msg_order & writes) && shoal_ofi.flush_word;
+    /* libfabric promises no order inside one message (no provider sets
+     * FI_ORDER_DATA), but the tcp provider, alone or under ofi_rxm, reads a
+     * write's payload from its byte stream straight into the write's
+     * targets, one after the other: a tag named last lands after the data
+     * named before it. Elsewhere a flag's data and tag stay two writes. */
+    const char *prov = info->fabric_attr->prov_name;
+    shoal_ofi.flag_one_write = shoal_ofi.writes_ordered && (!strcmp(prov, "tcp") || !strcmp(prov, "tcp;ofi_rxm")) &&
+                               info->tx_attr->iov_limit >= 2 && info->tx_attr->rma_iov_limit >= 2 &&
+                               shoal_ofi.inject_size > sizeof(uint64_t);
     if (shoal_ofi.atomics_ordered &&
         fi_atomicvalid(ep, FI_UINT8, FI_ATOMIC_WRITE, &bytes) == 0 && bytes >= shoal_ofi.inject_size &&
         fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_WRITE, &words) == 0 && words >= shoal_ofi.inject_size / 8)
         shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;
     shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, put_signal as atomics up "
-                "to %zu, small puts %s, progress %s",
+                "to %zu, small puts %s, flags with data %s, progress %s",
                 info->fabric_attr->prov_name, info->domain_attr->name, (unsigned long long)mode,
                 shoal_ofi.inject_size, shoal_ofi.max_msg, shoal_ofi.signal_data_max,
                 shoal_ofi.writes_ordered ? "unanswered (ordered writes)" : "answered by the target",
+                shoal_ofi.flag_one_write ? "in one write" : "data then tag",
                 info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
     return SHOAL_OK;
 }

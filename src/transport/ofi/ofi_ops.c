@@ -96,14 +96,12 @@ static void count_post(struct shoal_tctx *ctx, int ordered_signal)
     }
 }
 
-/* Posts one RMA, retrying while the provider's queue is full. */
-static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct target t, void *buf, size_t len,
-                        void *desc, uint64_t flags, struct shoal_ofi_op *op, int ordered_signal)
+/* Posts one RMA message of len bytes to pe, retrying while the provider's
+ * queue is full. */
+static ssize_t post_rma_msg(struct shoal_tctx *ctx, enum rma_kind kind, int pe, struct fi_msg_rma *msg, size_t len,
+                            uint64_t flags, struct shoal_ofi_op *op, int ordered_signal)
 {
-    struct iovec iov = {.iov_base = buf, .iov_len = len};
-    struct fi_rma_iov rma = {.addr = t.raddr, .len = len, .key = t.key};
-    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
-                             .rma_iov_count = 1, .context = op ? (void *)op : shoal_ofi_tag(t.pe)};
+    msg->context = op ? (void *)op : shoal_ofi_tag(pe);
     if (op) {
         flags |= FI_COMPLETION;
         atomic_fetch_add(&op->pending, 1);
@@ -114,18 +112,29 @@ static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct targe
     long long start = 0;
     const char *call = kind == RMA_WRITE ? "fi_writemsg" : "fi_readmsg";
     for (;;) {
-        ret = kind == RMA_WRITE ? fi_writemsg(ctx->ep, &msg, flags) : fi_readmsg(ctx->ep, &msg, flags);
+        ret = kind == RMA_WRITE ? fi_writemsg(ctx->ep, msg, flags) : fi_readmsg(ctx->ep, msg, flags);
         if (ret != -FI_EAGAIN) break;
         shoal_ofi_poll(ctx);
         shoal_ofi_backoff(&n);
-        shoal_ofi_deadline(&start, ++polls, call, t.pe);
+        shoal_ofi_deadline(&start, ++polls, call, pe);
     }
     if (ret) {
         atomic_fetch_sub(&ctx->issued, 1);
         if (op) atomic_fetch_sub(&op->pending, 1);
-        shoal_ofi_fatal("%s of %zu bytes to PE %d failed: %s (%zd)", call, len, t.pe, fi_strerror((int)-ret), ret);
+        shoal_ofi_fatal("%s of %zu bytes to PE %d failed: %s (%zd)", call, len, pe, fi_strerror((int)-ret), ret);
     }
     return ret;
+}
+
+/* Posts one RMA between buf and t. */
+static ssize_t post_rma(struct shoal_tctx *ctx, enum rma_kind kind, struct target t, void *buf, size_t len,
+                        void *desc, uint64_t flags, struct shoal_ofi_op *op, int ordered_signal)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct fi_rma_iov rma = {.addr = t.raddr, .len = len, .key = t.key};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
+                             .rma_iov_count = 1};
+    return post_rma_msg(ctx, kind, t.pe, &msg, len, flags, op, ordered_signal);
 }
 
 /* Where fence or quiet follow small puts, the flush costs one more message
@@ -447,6 +456,31 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
  * completes once sent, not once the target answered, and is waited for
  * after the flag is posted, so the flag leaves right behind it. */
 #define SHOAL_OFI_FLAG_INJECT_MAX 256
+
+/* Small data and their flag as one injected write with two targets, the
+ * flag last (ofi.h, flag_one_write): one message to send and to process
+ * instead of two (2 PEs on one host, 8-byte sum_to_all and fcollect64:
+ * 32-38 -> 20-29 us). Returns 0, posting nothing, where the data cross a
+ * region's end: the caller then sends two writes. */
+static int flag_in_one_write(struct shoal_tctx *ctx, int pe, enum shoal_segment_id seg, size_t offset,
+                             const void *src, size_t len, enum shoal_segment_id flag_seg, size_t flag_offset,
+                             uint64_t value, uint64_t flags, shoal_status_t *st)
+{
+    struct target d, f;
+    *st = target_of(pe, seg, offset, "put with signal", &d);
+    if (*st == SHOAL_OK) *st = target_of(pe, flag_seg, flag_offset, "signal", &f);
+    if (*st == SHOAL_OK && len > d.room) return 0;
+    if (*st != SHOAL_OK) return 1;
+    struct iovec iov[2] = {{.iov_base = (void *)src, .iov_len = len}, {.iov_base = &value, .iov_len = sizeof value}};
+    struct fi_rma_iov rma[2] = {{.addr = d.raddr, .len = len, .key = d.key},
+                                {.addr = f.raddr, .len = sizeof value, .key = f.key}};
+    void *desc[2] = {NULL, NULL};
+    struct fi_msg_rma msg = {.msg_iov = iov, .desc = desc, .iov_count = 2, .addr = d.addr, .rma_iov = rma,
+                             .rma_iov_count = 2};
+    if (post_rma_msg(ctx, RMA_WRITE, pe, &msg, len + sizeof value, flags, NULL, 1)) *st = SHOAL_ERR_SYS;
+    return 1;
+}
+
 shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, const void *src, size_t len,
                               enum shoal_segment_id flag_seg, size_t flag_offset, uint64_t value)
 {
@@ -461,6 +495,9 @@ shoal_status_t shoal_ofi_flag(int pe, enum shoal_segment_id seg, size_t offset, 
     shoal_status_t st = refuse_readonly(pe, flag_seg, flag_offset, sizeof value, "signal");
     if (st == SHOAL_OK && len) st = refuse_readonly(pe, seg, offset, len, "put with signal");
     const uint64_t flags = FI_INJECT | FI_INJECT_COMPLETE;
+    if (st == SHOAL_OK && len && shoal_ofi.flag_one_write && len + sizeof value <= shoal_ofi.inject_size &&
+        flag_in_one_write(ctx, pe, seg, offset, src, len, flag_seg, flag_offset, value, flags, &st))
+        return st;
     struct shoal_ofi_op sent = {0, 0, 0};
     if (st == SHOAL_OK)
         st = injected ? rma_chunks(ctx, RMA_WRITE, pe, seg, offset, (char *)src, len, NULL, flags, NULL, 1)
