@@ -464,8 +464,8 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
  * 25-30 -> 16-18 us; of 256 B: 36-38 -> 17). Injected where it fits; else
  * sent from src and the flag's stack copy, waited for until the provider
  * let go of them (FI_INJECT_COMPLETE: copied out, not answered). Returns
- * 0, posting nothing, where the data cross a region's end: the caller then
- * sends two writes. */
+ * 0, posting nothing, where the data cross a region's end or would need a
+ * registration: the caller then sends two writes. */
 static int flag_in_one_write(struct shoal_tctx *ctx, int pe, enum shoal_segment_id seg, size_t offset,
                              const void *src, size_t len, enum shoal_segment_id flag_seg, size_t flag_offset,
                              uint64_t value, uint64_t flags, shoal_status_t *st)
@@ -473,7 +473,10 @@ static int flag_in_one_write(struct shoal_tctx *ctx, int pe, enum shoal_segment_
     struct target d, f;
     *st = target_of(pe, seg, offset, "put with signal", &d);
     if (*st == SHOAL_OK) *st = target_of(pe, flag_seg, flag_offset, "signal", &f);
-    if (*st == SHOAL_OK && len > d.room) return 0;
+    /* Past the inject size the source must be registered where the
+     * provider asks for that (mr_local): injected pieces instead. */
+    const int inject = len + sizeof value <= shoal_ofi.inject_size;
+    if (*st == SHOAL_OK && (len > d.room || (!inject && shoal_ofi.mr_local))) return 0;
     if (*st != SHOAL_OK) return 1;
     struct iovec iov[2] = {{.iov_base = (void *)src, .iov_len = len}, {.iov_base = &value, .iov_len = sizeof value}};
     struct fi_rma_iov rma[2] = {{.addr = d.raddr, .len = len, .key = d.key},
@@ -481,7 +484,7 @@ static int flag_in_one_write(struct shoal_tctx *ctx, int pe, enum shoal_segment_
     void *desc[2] = {NULL, NULL};
     struct fi_msg_rma msg = {.msg_iov = iov, .desc = desc, .iov_count = 2, .addr = d.addr, .rma_iov = rma,
                              .rma_iov_count = 2};
-    if (len + sizeof value <= shoal_ofi.inject_size) {
+    if (inject) {
         if (post_rma_msg(ctx, RMA_WRITE, pe, &msg, len + sizeof value, flags, NULL, 1)) *st = SHOAL_ERR_SYS;
         return 1;
     }
