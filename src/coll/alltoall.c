@@ -16,6 +16,7 @@ static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct
                                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
 {
     const size_t me = (size_t)g->rank, from = (size_t)r;
+    src = shoal_coll_resolved(g, src, r); /* once, not per element */
     if (dst == 1 && sst == 1)
         return shoal_coll_get(g, mine + from * nelems * elem, src, r, me * nelems * elem, nelems * elem);
     const size_t dstep = (size_t)dst * elem, sstep = (size_t)sst * elem;

@@ -90,16 +90,26 @@ static inline int shoal_coll_all_direct(const struct shoal_group *g)
     return 1;
 }
 
-/* Copies len bytes from member rank's b + at into dst. */
+/* Member rank's copy of b, looked up once: where b is published, each
+ * lookup of a member reached through the transport is a round trip. */
+static inline struct shoal_coll_buf shoal_coll_resolved(const struct shoal_group *g, struct shoal_coll_buf b, int rank)
+{
+    b = shoal_coll_member(g, b, rank);
+    b.published = 0;
+    return b;
+}
+
+/* Copies len bytes from member rank's b + at into dst: one round trip
+ * through the transport, two where b is published. */
 static inline shoal_status_t shoal_coll_get(const struct shoal_group *g, void *dst, struct shoal_coll_buf b,
                                             int rank, size_t at, size_t len)
 {
+    b = shoal_coll_resolved(g, b, rank);
     const char *p = shoal_coll_at(g, b, rank, at);
     if (p) {
         if (dst != p) memcpy(dst, p, len);
         return SHOAL_OK;
     }
-    b = shoal_coll_member(g, b, rank);
     return shoal_rt.transport->get(NULL, shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, dst, len);
 }
 
@@ -129,9 +139,10 @@ static inline shoal_status_t shoal_coll_combine_ranks(const struct shoal_group *
     _Alignas(64) unsigned char in[SHOAL_COLL_CHUNK];
     shoal_status_t st = shoal_coll_get(g, out, b, 0, at, len);
     for (int r = 1; r <= last && st == SHOAL_OK; r++) {
-        const void *p = shoal_coll_at(g, b, r, at);
+        const struct shoal_coll_buf mine = shoal_coll_resolved(g, b, r);
+        const void *p = shoal_coll_at(g, mine, r, at);
         if (!p) {
-            st = shoal_coll_get(g, in, b, r, at, len);
+            st = shoal_coll_get(g, in, mine, r, at, len);
             p = in;
         }
         combine(out, p, len / es);
