@@ -152,6 +152,15 @@ shoal_status_t shoal_coll_fcollect_hier(struct shoal_group *g, struct shoal_coll
 int shoal_coll_bruck_fits(const struct shoal_group *g, size_t bytes);
 shoal_status_t shoal_coll_fcollect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          size_t bytes);
+/* Whether no member of g maps another's memory (each on a host of its
+ * own, or SHMEM_TRANSPORT forced): algo.c's islands. */
+int shoal_coll_islands(const struct shoal_group *g);
+/* ... and collect, on teams of up to SHOAL_BRUCK_COLLECT_MEMBERS whose sizes
+ * fit the lines (bruck.c). */
+#define SHOAL_BRUCK_COLLECT_MEMBERS 64
+int shoal_coll_collect_bruck_fits(const struct shoal_group *g);
+shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                        size_t bytes);
 /* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
 int shoal_coll_ring_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
