@@ -173,8 +173,9 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   (bruck.c), the sizes first, then the blocks; its direct pull cost
      *   two barriers and, for each member, a look-up of its size and its
      *   source and a get, each a round trip (2 PEs over ofi, 8 B:
-     *   230-284 us against 44-46 with Bruck; 4 PEs on 2 cores 5.6-6.2 ms
-     *   against 0.7-1.9).
+     *   191-284 us in 4 runs against 44-47 in 2 with Bruck; 4 PEs on 2
+     *   cores, 8 B to 4 KiB, 5.6-6.2 ms
+     *   against 0.7-1.9 ms).
      * Alltoall and scan keep the direct pulls,
      *   which move each byte once over the fabric. */
     const int islands = shoal_coll_islands(g);
