@@ -110,7 +110,7 @@ shoal_status_t shoal_coll_fcollect_bruck(struct shoal_group *g, struct shoal_col
  * entry barrier: every member's size came, so every member is in the call
  * and every dest free. Two line calls of log2(n) rounds, where the direct
  * pull costs two barriers, a look-up of every member's size and source and
- * a get of its block, each a round trip (2 PEs over ofi: 170-250 us). */
+ * a get of its block, each a round trip (algo.c has the figures). */
 int shoal_coll_collect_bruck_fits(const struct shoal_group *g)
 {
     return g->size <= SHOAL_BRUCK_COLLECT_MEMBERS && shoal_coll_bruck_fits(g, 1) && in_lines(g, sizeof(uint64_t));

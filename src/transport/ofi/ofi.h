@@ -132,9 +132,9 @@ struct shoal_ofi {
      * (FI_ORDER_RMA_WAW, sent and received): small puts then complete
      * when injected, unanswered by the target (ofi_ops.c). */
     int writes_ordered;
-    /* A flag's data and tag go as one injected write with two targets, the
-     * tag last: the provider writes one message's payload into its targets
-     * in their order (ofi.c says which providers do). */
+    /* A flag's data (up to 256 bytes) and tag go as one write with two
+     * targets, the tag last: the provider writes one message's payload into
+     * its targets in their order (ofi.c says which providers do). */
     int flag_one_write;
     size_t flush_word; /* in every PE's heap: where flushes write (transport.h) */
     int mr_local;      /* local buffers must be registered */
