@@ -40,23 +40,24 @@ static int in_lines(const struct shoal_group *g, size_t bytes)
     return bytes <= SHOAL_RD_BYTES && shoal_coll_lines_fit(g, bytes * half);
 }
 
-static shoal_status_t bruck_into_dests(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
-                                       size_t bytes)
+/* Where member r's block starts in dest: at[r], or r blocks of bytes. */
+static size_t place(const size_t *at, size_t bytes, int r) { return at ? at[r] : (size_t)r * bytes; }
+
+/* Bruck's rounds straight into the dests (every dest free, this member's
+ * own block in place in out): one line call, a put and a flag per round. */
+static shoal_status_t rounds_into_dests(struct shoal_group *g, struct shoal_coll_buf dest, char *out, const size_t *at,
+                                        size_t bytes)
 {
     const int n = g->size, me = g->rank;
-    char *out = shoal_coll_at(g, dest, me, 0);
-    const char *in = shoal_coll_at(g, src, me, 0);
-    if (in != out + (size_t)me * bytes) memcpy(out + (size_t)me * bytes, in, bytes);
-    shoal_coll_barrier(g);
     int p;
     const uint64_t tag = shoal_coll_lines_begin(g, &p);
     shoal_status_t st = SHOAL_OK;
     for (int r = 0, d = 1; d < n; r++, d <<= 1) {
         const int to = (me - d + n) % n, count = d < n - d ? d : n - d;
         const int head = me + count <= n ? count : n - me; /* blocks me .. before the wrap */
-        shoal_status_t s = shoal_coll_put(g, dest, to, (size_t)me * bytes, out + (size_t)me * bytes,
-                                          (size_t)head * bytes);
-        if (s == SHOAL_OK && count > head) s = shoal_coll_put(g, dest, to, 0, out, (size_t)(count - head) * bytes);
+        const size_t from = place(at, bytes, me);
+        shoal_status_t s = shoal_coll_put(g, dest, to, from, out + from, place(at, bytes, me + head) - from);
+        if (s == SHOAL_OK && count > head) s = shoal_coll_put(g, dest, to, 0, out, place(at, bytes, count - head));
         if (st == SHOAL_OK) st = s;
         /* A full fence: a large memcpy into a direct member may use
          * non-temporal stores, which the flag's release store alone does
@@ -67,6 +68,17 @@ static shoal_status_t bruck_into_dests(struct shoal_group *g, struct shoal_coll_
         (void)shoal_coll_line_receive(g, p, r, tag);
     }
     return st;
+}
+
+static shoal_status_t bruck_into_dests(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                       size_t bytes)
+{
+    const int me = g->rank;
+    char *out = shoal_coll_at(g, dest, me, 0);
+    const char *in = shoal_coll_at(g, src, me, 0);
+    if (in != out + (size_t)me * bytes) memcpy(out + (size_t)me * bytes, in, bytes);
+    shoal_coll_barrier(g);
+    return rounds_into_dests(g, dest, out, NULL, bytes);
 }
 
 /* One line call of Bruck's rounds on held, which starts with this
@@ -147,18 +159,5 @@ shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll
         return st;
     }
     if (in != out + at[me]) memmove(out + at[me], in, bytes);
-    int p;
-    const uint64_t tag = shoal_coll_lines_begin(g, &p);
-    for (int r = 0, d = 1; d < n; r++, d <<= 1) {
-        const int to = (me - d + n) % n, count = d < n - d ? d : n - d;
-        const int head = me + count <= n ? count : n - me; /* blocks me .. before the wrap */
-        shoal_status_t s = shoal_coll_put(g, dest, to, at[me], out + at[me], at[me + head] - at[me]);
-        if (s == SHOAL_OK && count > head) s = shoal_coll_put(g, dest, to, 0, out, at[count - head]);
-        if (st == SHOAL_OK) st = s;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* as in bruck_into_dests */
-        s = shoal_coll_line_send(g, to, p, r, tag, NULL, 0);
-        if (st == SHOAL_OK) st = s;
-        (void)shoal_coll_line_receive(g, p, r, tag);
-    }
-    return st;
+    return rounds_into_dests(g, dest, out, at, 0);
 }

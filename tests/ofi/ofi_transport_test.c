@@ -263,7 +263,7 @@ static void test_flush(void)
  * is written again before its reader saw it. Each PE waits for exactly its
  * round's tags and checks the data beside them, which must have landed
  * first. Flags are not puts: no quiet flushes them, so the flush word stays
- * unwritten. Over tcp;ofi_rxm the data up to 56 bytes travel in the tag's
+ * unwritten. Over tcp;ofi_rxm data up to 256 bytes travel in the tag's
  * own write (ofi.h, flag_one_write), which must be on there. */
 #define FLAG_ROUNDS 200
 #define FLAG_DATA 100000
@@ -367,8 +367,6 @@ static void test_sleeper(void)
     }
     barrier();
 }
-
-
 
 static int ro_intact(void)
 {
