@@ -89,7 +89,10 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         if (forced[kind] == SHOAL_ALGO_HIER && kind == SHOAL_COLL_COLLECT &&
             !shoal_coll_hier_fcollect_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
-        /* Forced bruck on an active set (no lines), or of nothing: direct. */
+        /* Forced bruck on an active set (no lines), or of nothing, or an
+         * alltoall whose blocks do not fit the lines: direct. */
+        if (forced[kind] == SHOAL_ALGO_BRUCK && kind == SHOAL_COLL_ALLTOALL)
+            return shoal_coll_alltoall_bruck_fits(g, bytes) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_BRUCK && !shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
@@ -176,7 +179,14 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   191-284 us in 4 runs against 44-47 in 2 with Bruck; 4 PEs on 2
      *   cores, 8 B to 4 KiB, 5.6-6.2 ms
      *   against 0.7-1.9 ms).
-     * Alltoall and scan keep the direct pulls,
+     * alltoall on a team of islands, where ceil(n/2) blocks fit a line
+     *   (256 B): Bruck's rounds (bruck.c) through the lines, no barrier,
+     *   where the direct pull costs two barriers and a get per member
+     *   (8 B to 256 B, 2 PEs over ofi on one host: 144-166 us against
+     *   20-29, 3 alternations; over tls 78-119 against 13-14; 4 PEs on 2
+     *   cores over ofi, 8 B to 128 B: 2.4-3.5 ms against 0.4-0.6; 2
+     *   namespace hosts x 1 over ofi, 8 B: 168-193 us against 26-32).
+     * Larger alltoalls and scan keep the direct pulls,
      *   which move each byte once over the fabric. */
     const int islands = shoal_coll_islands(g);
     switch (kind) {
@@ -189,6 +199,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+    case SHOAL_COLL_ALLTOALL:
+        return islands && shoal_coll_alltoall_bruck_fits(g, bytes) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:
         if (!islands && shoal_coll_hier_fcollect_fits(g, bytes / (size_t)g->size)) return SHOAL_ALGO_HIER;
         return islands && shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;

@@ -5,6 +5,7 @@
  *   own dest, starting with its own rank so that members spread their
  *   reads. Contiguous blocks are one copy each; strided ones are copied an
  *   element at a time.
+ * bruck (bruck.c): small blocks through the tagged lines, no barrier.
  *
  * Safety: after the entry sync every source is final and every dest free;
  * each member writes only its own dest; the exit sync keeps the sources in
@@ -36,6 +37,8 @@ static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct
 shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                     ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
 {
+    if (shoal_coll_choose(SHOAL_COLL_ALLTOALL, g, nelems * elem) == SHOAL_ALGO_BRUCK)
+        return shoal_coll_alltoall_bruck(g, dest, src, dst, sst, nelems, elem);
     const int n = g->size;
     char *mine = shoal_coll_at(g, dest, g->rank, 0);
     shoal_status_t st = SHOAL_OK;

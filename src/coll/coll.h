@@ -161,6 +161,11 @@ int shoal_coll_islands(const struct shoal_group *g);
 int shoal_coll_collect_bruck_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                         size_t bytes);
+/* ... and alltoall (strided too), where ceil(n/2) blocks of nelems * elem
+ * bytes fit a line (bruck.c). */
+int shoal_coll_alltoall_bruck_fits(const struct shoal_group *g, size_t block);
+shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
 /* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
 int shoal_coll_ring_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
