@@ -93,6 +93,10 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
          * alltoall whose blocks do not fit the lines: direct. */
         if (forced[kind] == SHOAL_ALGO_BRUCK && kind == SHOAL_COLL_ALLTOALL)
             return shoal_coll_alltoall_bruck_fits(g, bytes) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
+        /* A forced pairwise alltoall on an active set, a team past its
+         * lines or of nothing: direct. */
+        if (forced[kind] == SHOAL_ALGO_PAIRWISE && (!bytes || !shoal_coll_alltoall_pairwise_fits(g)))
+            return SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_BRUCK && !shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
@@ -186,8 +190,16 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   20-29, 3 alternations; over tls 78-119 against 13-14; 4 PEs on 2
      *   cores over ofi, 8 B to 128 B: 2.4-3.5 ms against 0.4-0.6; 2
      *   namespace hosts x 1 over ofi, 8 B: 168-193 us against 26-32).
-     * Larger alltoalls and scan keep the direct pulls,
-     *   which move each byte once over the fabric. */
+     *   Larger blocks, on teams of up to SHOAL_RD_LINES + 1 islands:
+     *   pairwise (alltoall.c), one entry barrier and each block written
+     *   with its flag, against the direct pull's second barrier and n - 1
+     *   gets in a row (same settings, forced alternately: ofi 512 B to
+     *   32 KiB 145-166 us against 73-92, 256 KiB 223-249 against 172-181,
+     *   1 MiB even; 4 PEs 1 MiB 5.5-7.0 ms against 3.9-4.5; tls 512 B to
+     *   4 KiB 178-193 us against 37-41; 2 namespace hosts x 1 over ofi,
+     *   4 KiB, 161-180 against 81-87).
+     * Scan keeps the direct pull: a member's result does not need every
+     *   member's source, which the lines' reuse relies on. */
     const int islands = shoal_coll_islands(g);
     switch (kind) {
     case SHOAL_COLL_BARRIER:
@@ -200,7 +212,9 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_ALLTOALL:
-        return islands && shoal_coll_alltoall_bruck_fits(g, bytes) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
+        if (!islands || !bytes) return SHOAL_ALGO_DIRECT;
+        if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;
+        return shoal_coll_alltoall_pairwise_fits(g) ? SHOAL_ALGO_PAIRWISE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:
         if (!islands && shoal_coll_hier_fcollect_fits(g, bytes / (size_t)g->size)) return SHOAL_ALGO_HIER;
         return islands && shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;

@@ -6,11 +6,25 @@
  *   reads. Contiguous blocks are one copy each; strided ones are copied an
  *   element at a time.
  * bruck (bruck.c): small blocks through the tagged lines, no barrier.
+ * pairwise: after one entry barrier each member puts its block for member
+ *   j straight into j's dest, in the order me + 1, me + 2, ... (so members
+ *   spread their writes), each put followed by a flag, the tag of line
+ *   k - 1 of j for the member k places before it (lines.h: one writer per
+ *   line; every member entered the call, by the barrier, before any
+ *   member returns). A member returns once its n - 1 lines hold the tag:
+ *   its dest is complete, and its own puts left its source. No exit
+ *   barrier and no read-back: the direct pull costs a second barrier and
+ *   n - 1 gets in a row, each a round trip. Contiguous blocks only (dest
+ *   and source strides 1), on teams of at most SHOAL_RD_LINES + 1.
  *
  * Safety: after the entry sync every source is final and every dest free;
  * each member writes only its own dest; the exit sync keeps the sources in
  * place until every member has pulled its blocks. */
+#include <stddef.h>
+#include <string.h>
+
 #include "coll/coll.h"
+#include "coll/lines.h"
 #include "coll/peer.h"
 
 static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct shoal_coll_buf src, int r,
@@ -34,11 +48,45 @@ static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct
     return st;
 }
 
+int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g)
+{
+    return shoal_coll_lines_fit(g, 0) && g->size <= SHOAL_RD_LINES + 1;
+}
+
+static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                               size_t block)
+{
+    const int n = g->size, me = g->rank;
+    const char *in = shoal_coll_at(g, src, me, 0);
+    char *out = shoal_coll_at(g, dest, me, 0);
+    memmove(out + (size_t)me * block, in + (size_t)me * block, block);
+    shoal_coll_barrier(g);
+    int p;
+    const uint64_t tag = shoal_coll_lines_begin(g, &p);
+    shoal_status_t st = SHOAL_OK;
+    int fenced = 0;
+    for (int k = 1; k < n; k++) {
+        const int to = (me + k) % n;
+        /* Block and tag as one flag (word.h): one write where the fabric
+         * keeps writes in order, where a put waited for its completion and
+         * a fence before the tag waited again. */
+        const size_t tag_off = shoal_coll_line_off(g, p, k - 1) + offsetof(struct shoal_rd_line, tag);
+        shoal_status_t s =
+            shoal_word_flag_fenced(dest.seg, dest.off + (size_t)me * block, in + (size_t)to * block, block,
+                                   SHOAL_SEG_HEAP, tag_off, shoal_group_pe(g, to), tag, &fenced);
+        if (st == SHOAL_OK) st = s;
+    }
+    for (int k = 1; k < n; k++) (void)shoal_coll_line_receive(g, p, k - 1, tag);
+    return st;
+}
+
 shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                     ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    if (shoal_coll_choose(SHOAL_COLL_ALLTOALL, g, nelems * elem) == SHOAL_ALGO_BRUCK)
-        return shoal_coll_alltoall_bruck(g, dest, src, dst, sst, nelems, elem);
+    const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_ALLTOALL, g, nelems * elem);
+    if (algo == SHOAL_ALGO_BRUCK) return shoal_coll_alltoall_bruck(g, dest, src, dst, sst, nelems, elem);
+    /* Every member passes the same strides, so all of them fall back alike. */
+    if (algo == SHOAL_ALGO_PAIRWISE && dst == 1 && sst == 1) return pairwise(g, dest, src, nelems * elem);
     const int n = g->size;
     char *mine = shoal_coll_at(g, dest, g->rank, 0);
     shoal_status_t st = SHOAL_OK;

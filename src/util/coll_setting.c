@@ -13,7 +13,7 @@ static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_BARRIER] = {"dissemination", "linear", [SHOAL_ALGO_HIER] = "hier"},
     [SHOAL_COLL_BROADCAST] = {"direct", "linear", "oneshot", "tree"},
     [SHOAL_COLL_COLLECT] = {"direct", "linear", "oneshot", [SHOAL_ALGO_HIER] = "hier", [SHOAL_ALGO_BRUCK] = "bruck"},
-    [SHOAL_COLL_ALLTOALL] = {"direct", [SHOAL_ALGO_BRUCK] = "bruck"},
+    [SHOAL_COLL_ALLTOALL] = {"direct", [SHOAL_ALGO_BRUCK] = "bruck", [SHOAL_ALGO_PAIRWISE] = "pairwise"},
     [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", "hier", [SHOAL_ALGO_RD] = "rd",
                            [SHOAL_ALGO_RING] = "ring"},
     [SHOAL_COLL_SCAN] = {"direct", NULL},
