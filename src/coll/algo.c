@@ -183,21 +183,27 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   191-284 us in 4 runs against 44-47 in 2 with Bruck; 4 PEs on 2
      *   cores, 8 B to 4 KiB, 5.6-6.2 ms
      *   against 0.7-1.9 ms).
-     * alltoall on a team of islands, where ceil(n/2) blocks fit a line
-     *   (256 B): Bruck's rounds (bruck.c) through the lines, no barrier,
+     * alltoall across hosts (islands or not: every member has its own
+     *   data for each other member, which crosses the fabric either way),
+     *   where ceil(n/2) blocks fit a line (256 B): Bruck's rounds
+     *   (bruck.c) through the lines, no barrier,
      *   where the direct pull costs two barriers and a get per member
      *   (8 B to 256 B, 2 PEs over ofi on one host: 144-166 us against
      *   20-29, 3 alternations; over tls 78-119 against 13-14; 4 PEs on 2
      *   cores over ofi, 8 B to 128 B: 2.4-3.5 ms against 0.4-0.6; 2
      *   namespace hosts x 1 over ofi, 8 B: 168-193 us against 26-32).
-     *   Larger blocks, on teams of up to SHOAL_RD_LINES + 1 islands:
+     *   Larger blocks, on teams of up to SHOAL_RD_LINES + 1 members:
      *   pairwise (alltoall.c), one entry barrier and each block written
      *   with its flag, against the direct pull's second barrier and n - 1
      *   gets in a row (same settings, forced alternately: ofi 512 B to
      *   32 KiB 145-166 us against 73-92, 256 KiB 223-249 against 172-181,
      *   1 MiB even; 4 PEs 1 MiB 5.5-7.0 ms against 3.9-4.5; tls 512 B to
      *   4 KiB 178-193 us against 37-41; 2 namespace hosts x 1 over ofi,
-     *   4 KiB, 161-180 against 81-87).
+     *   4 KiB, 161-180 against 81-87). At 2 namespace hosts x 2 PEs,
+     *   forced alternately, 2 runs each: ofi 8 B 1284-1425 us (direct)
+     *   against 111-118 (bruck), 4 KiB 1256-1368 against 479-930
+     *   (pairwise); tls 8 B 1020-1216 against 67-72, 4 KiB 1248-1331
+     *   against 199-234.
      * Scan keeps the direct pull: a member's result does not need every
      *   member's source, which the lines' reuse relies on. */
     const int islands = shoal_coll_islands(g);
@@ -212,7 +218,7 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
     case SHOAL_COLL_BROADCAST:
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_ALLTOALL:
-        if (!islands || !bytes) return SHOAL_ALGO_DIRECT;
+        if (!bytes) return SHOAL_ALGO_DIRECT;
         if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;
         return shoal_coll_alltoall_pairwise_fits(g) ? SHOAL_ALGO_PAIRWISE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:

@@ -6,10 +6,10 @@
  *   reads. Contiguous blocks are one copy each; strided ones are copied an
  *   element at a time.
  * bruck (bruck.c): small blocks through the tagged lines, no barrier.
- * pairwise: after one entry barrier each member puts its block for member
- *   j straight into j's dest, in the order me + 1, me + 2, ... (so members
- *   spread their writes), each put followed by a flag, the tag of line
- *   k - 1 of j for the member k places before it (lines.h: one writer per
+ * pairwise: after one entry barrier each member writes its block for
+ *   member j straight into j's dest, in the order me + 1, me + 2, ... (so
+ *   members spread their writes), each block with a flag (word.h), the tag
+ *   of line k - 1 of j for the member k places before it (lines.h: one writer per
  *   line; every member entered the call, by the barrier, before any
  *   member returns). A member returns once its n - 1 lines hold the tag:
  *   its dest is complete, and its own puts left its source. No exit
@@ -17,7 +17,7 @@
  *   n - 1 gets in a row, each a round trip. Contiguous blocks only (dest
  *   and source strides 1), on teams of at most SHOAL_RD_LINES + 1.
  *
- * Safety: after the entry sync every source is final and every dest free;
+ * Safety (direct): after the entry sync every source is final and every dest free;
  * each member writes only its own dest; the exit sync keeps the sources in
  * place until every member has pulled its blocks. */
 #include <stddef.h>

@@ -163,8 +163,8 @@ shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll
     return rounds_into_dests(g, dest, out, at, 0);
 }
 
-/* alltoall by Bruck's algorithm, on the same teams where ceil(n/2) blocks
- * fit a line. Member i holds, at position k, the block bound for member
+/* alltoall by Bruck's algorithm, on teams that span hosts (islands or
+ * not, algo.c says why) where ceil(n/2) blocks fit a line. Member i holds, at position k, the block bound for member
  * i + k (mod n). In the round of distance d it sends the blocks at the
  * positions with bit d set to member i + d, and takes the same positions
  * from member i - d: a block moves by the sum of the bits of its position,
