@@ -4,22 +4,21 @@
  * direct: every member pulls its block from each member's source into its
  *   own dest, starting with its own rank so that members spread their
  *   reads. Contiguous blocks are one copy each; strided ones are copied an
- *   element at a time.
+ *   element at a time. After the entry sync every source is final and
+ *   every dest free; each member writes only its own dest; the exit sync
+ *   keeps the sources in place until every member has pulled its blocks.
  * bruck (bruck.c): small blocks through the tagged lines, no barrier.
  * pairwise: after one entry barrier each member writes its block for
  *   member j straight into j's dest, in the order me + 1, me + 2, ... (so
- *   members spread their writes), each block with a flag (word.h), the tag
- *   of line k - 1 of j for the member k places before it (lines.h: one writer per
- *   line; every member entered the call, by the barrier, before any
- *   member returns). A member returns once its n - 1 lines hold the tag:
- *   its dest is complete, and its own puts left its source. No exit
- *   barrier and no read-back: the direct pull costs a second barrier and
- *   n - 1 gets in a row, each a round trip. Contiguous blocks only (dest
- *   and source strides 1), on teams of at most SHOAL_RD_LINES + 1.
- *
- * Safety (direct): after the entry sync every source is final and every dest free;
- * each member writes only its own dest; the exit sync keeps the sources in
- * place until every member has pulled its blocks. */
+ *   members spread their writes), then raises the tag of j's line k - 1,
+ *   k being j's distance from it (lines.h: one writer per line; every
+ *   member entered the call, by the barrier, before any member returns).
+ *   A contiguous block and its tag are one flag (word.h); a strided one
+ *   goes an element at a time, then the tag. A member returns once its
+ *   n - 1 lines hold the tag: its dest is complete, and its own writes
+ *   left its source. No exit barrier and no read-back: the direct pull
+ *   costs a second barrier and n - 1 gets in a row, each a round trip.
+ *   Teams of at most SHOAL_RD_LINES + 1. */
 #include <stddef.h>
 #include <string.h>
 
@@ -53,13 +52,32 @@ int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g)
     return shoal_coll_lines_fit(g, 0) && g->size <= SHOAL_RD_LINES + 1;
 }
 
+/* Member to's block of this member's source into to's dest, an element at
+ * a time, then the tag of its line. */
+static shoal_status_t put_strided(const struct shoal_group *g, struct shoal_coll_buf dest, int to, const char *in,
+                                  size_t nelems, size_t dstep, size_t sstep, size_t elem, int line, int p,
+                                  uint64_t tag)
+{
+    const size_t me = (size_t)g->rank;
+    shoal_status_t st = SHOAL_OK;
+    for (size_t e = 0; e < nelems && st == SHOAL_OK; e++)
+        st = shoal_coll_put(g, dest, to, (me * nelems + e) * dstep, in + ((size_t)to * nelems + e) * sstep, elem);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct copies before the tag's store */
+    shoal_status_t s = shoal_coll_line_send(g, to, p, line, tag, NULL, 0);
+    return st != SHOAL_OK ? st : s;
+}
+
 static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
-                               size_t block)
+                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
 {
     const int n = g->size, me = g->rank;
+    const size_t block = nelems * elem, dstep = (size_t)dst * elem, sstep = (size_t)sst * elem;
+    const int contiguous = dst == 1 && sst == 1;
     const char *in = shoal_coll_at(g, src, me, 0);
     char *out = shoal_coll_at(g, dest, me, 0);
-    memmove(out + (size_t)me * block, in + (size_t)me * block, block);
+    for (size_t e = 0; e < nelems; e += contiguous ? nelems : 1)
+        memmove(out + ((size_t)me * nelems + e) * dstep, in + ((size_t)me * nelems + e) * sstep,
+                contiguous ? block : elem);
     shoal_coll_barrier(g);
     int p;
     const uint64_t tag = shoal_coll_lines_begin(g, &p);
@@ -67,13 +85,17 @@ static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest
     int fenced = 0;
     for (int k = 1; k < n; k++) {
         const int to = (me + k) % n;
-        /* Block and tag as one flag (word.h): one write where the fabric
-         * keeps writes in order, where a put waited for its completion and
-         * a fence before the tag waited again. */
-        const size_t tag_off = shoal_coll_line_off(g, p, k - 1) + offsetof(struct shoal_rd_line, tag);
-        shoal_status_t s =
-            shoal_word_flag_fenced(dest.seg, dest.off + (size_t)me * block, in + (size_t)to * block, block,
-                                   SHOAL_SEG_HEAP, tag_off, shoal_group_pe(g, to), tag, &fenced);
+        shoal_status_t s;
+        if (contiguous) {
+            /* One write where the fabric keeps writes in order, where a
+             * put waited for its completion and a fence before the tag
+             * waited again. */
+            const size_t tag_off = shoal_coll_line_off(g, p, k - 1) + offsetof(struct shoal_rd_line, tag);
+            s = shoal_word_flag_fenced(dest.seg, dest.off + (size_t)me * block, in + (size_t)to * block, block,
+                                       SHOAL_SEG_HEAP, tag_off, shoal_group_pe(g, to), tag, &fenced);
+        } else {
+            s = put_strided(g, dest, to, in, nelems, dstep, sstep, elem, k - 1, p, tag);
+        }
         if (st == SHOAL_OK) st = s;
     }
     for (int k = 1; k < n; k++) (void)shoal_coll_line_receive(g, p, k - 1, tag);
@@ -85,8 +107,7 @@ shoal_status_t shoal_coll_alltoalls(struct shoal_group *g, struct shoal_coll_buf
 {
     const enum shoal_coll_algo algo = shoal_coll_choose(SHOAL_COLL_ALLTOALL, g, nelems * elem);
     if (algo == SHOAL_ALGO_BRUCK) return shoal_coll_alltoall_bruck(g, dest, src, dst, sst, nelems, elem);
-    /* Every member passes the same strides, so all of them fall back alike. */
-    if (algo == SHOAL_ALGO_PAIRWISE && dst == 1 && sst == 1) return pairwise(g, dest, src, nelems * elem);
+    if (algo == SHOAL_ALGO_PAIRWISE) return pairwise(g, dest, src, dst, sst, nelems, elem);
     const int n = g->size;
     char *mine = shoal_coll_at(g, dest, g->rank, 0);
     shoal_status_t st = SHOAL_OK;

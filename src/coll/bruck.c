@@ -1,7 +1,7 @@
 /* bruck.c: Bruck's algorithms for fcollect, collect and alltoall, on teams
  * whose members are reached through RMA (alltoall: at the end).
- * fcollect by Bruck's allgather: member i holds blocks i .. i+d-1 (mod n) before
- * round r, d = 2^r; in the round it sends the first min(d, n - d) of them
+ * fcollect by Bruck's allgather: member i holds blocks i .. i+d-1 (mod n)
+ * before round r, d = 2^r; in the round it sends the first min(d, n - d) of them
  * to member i - d and receives as many from member i + d, which are blocks
  * i + d onwards. After ceil(log2 n) rounds of one put and one flag each it
  * holds all n blocks. Any n, no read-back: every wait is on this member's
@@ -164,8 +164,9 @@ shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll
 }
 
 /* alltoall by Bruck's algorithm, on teams that span hosts (islands or
- * not, algo.c says why) where ceil(n/2) blocks fit a line. Member i holds, at position k, the block bound for member
- * i + k (mod n). In the round of distance d it sends the blocks at the
+ * not, algo.c says why) where ceil(n/2) blocks fit a line. Member i
+ * holds, at position k, the block bound for member i + k (mod n). In the
+ * round of distance d it sends the blocks at the
  * positions with bit d set to member i + d, and takes the same positions
  * from member i - d: a block moves by the sum of the bits of its position,
  * which is how far it had to go. After ceil(log2 n) rounds position k
