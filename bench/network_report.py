@@ -33,6 +33,7 @@ FIGURES = [
     ("barrier_all", 0, "barrier_all", "sync"),
     ("sum_reduce", 8, "sum_to_all 8 B", "sync"),
     ("fcollect", 8, "fcollect64 8 B", "sync"),
+    ("alltoall", 8, "alltoall64 8 B", "lat"),
     ("broadcast", 1 << 20, "broadcast64 1 MiB", "lat"),
     ("put_bw", 1 << 20, "put bandwidth 1 MiB", "bw"),
     ("get_bw", 1 << 20, "get bandwidth 1 MiB", "bw"),
@@ -248,7 +249,8 @@ def main():
         f" OMPI_YIELD={env.get('ompi_yield', '?')}.",
         "- Ratios are Shoal/Open MPI: for times (us) below 1 means Shoal is faster; for bandwidth"
         " (GB/s) above 1 means Shoal is faster. Targets: latency figures <= 1.0x, barrier and small"
-        " reductions <= 0.5x, bandwidth >= 2x the peer's; an uncontended lock in fewer than 3 round"
+        " reductions <= 0.5x, bandwidth >= 2x the peer's (alltoall, which issue 13 names no target"
+        " for, is held to the latency target); an uncontended lock in fewer than 3 round"
         " trips (rt: its time over that of one blocking atomic fetch from the same PE to PE 0, timed"
         " alternately in the same program; a target on Shoal's own figure, not a ratio).",
         "- At 2 hosts x 2 PEs the point-to-point figures are between PE 0 and PE 2 (the first PE of"

@@ -18,7 +18,8 @@
 #         and PE 2 (the first PE of the other host)
 # Figures: put 8 B + quiet, get 8 B, fetch_add, ping-pong (p + wait_until),
 # lock (set_lock + clear_lock uncontended and with 2 PEs contending),
-# barrier_all, sum_to_all 8 B, fcollect64 8 B, broadcast64 1 MiB, put and
+# barrier_all, sum_to_all 8 B, fcollect64 8 B, alltoall64 8 B (judged as a
+# latency figure: at most 1.0x), broadcast64 1 MiB, put and
 # get bandwidth 1 MiB (windows of 64 nbi, then quiet). Beside them, in each
 # setup, bench/tcp_floor.c: the same exchanges over plain TCP between two
 # processes with no library and no encryption, the floor of that run (at
@@ -74,7 +75,7 @@ lock_prog=p2p
 lock_figs="--only lock_uncontended --only lock_contended --only lock_round_trips"
 probes=(
     "rma rma --only put_lat --only get_lat --only put_bw --only get_bw $sizes --iters $it_rma"
-    "coll coll --only barrier_all --only sum_reduce --only fcollect --only broadcast $sizes --iters $it_coll"
+    "coll coll --only barrier_all --only sum_reduce --only fcollect --only alltoall --only broadcast $sizes --iters $it_coll"
 )
 if [ $lock_prog = p2p ]; then
     probes+=("p2p p2p --only pingpong --only fetch_add $lock_figs --iters $it_p2p")
