@@ -90,14 +90,15 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
             !shoal_coll_hier_fcollect_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
         /* Forced bruck on an active set (no lines), or of nothing, or an
-         * alltoall whose blocks do not fit the lines: direct. */
-        if (forced[kind] == SHOAL_ALGO_BRUCK && kind == SHOAL_COLL_ALLTOALL)
-            return shoal_coll_alltoall_bruck_fits(g, bytes) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
+         * alltoall whose blocks do not fit the lines: direct. alltoall's
+         * bytes are one block, (f)collect's every member's together. */
+        if (forced[kind] == SHOAL_ALGO_BRUCK &&
+            !(kind == SHOAL_COLL_ALLTOALL ? shoal_coll_alltoall_bruck_fits(g, bytes)
+                                          : shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0)))
+            return SHOAL_ALGO_DIRECT;
         /* A forced pairwise alltoall on an active set, a team past its
          * lines or of nothing: direct. */
         if (forced[kind] == SHOAL_ALGO_PAIRWISE && (!bytes || !shoal_coll_alltoall_pairwise_fits(g)))
-            return SHOAL_ALGO_DIRECT;
-        if (forced[kind] == SHOAL_ALGO_BRUCK && !shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0))
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
     }
@@ -186,9 +187,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      * alltoall across hosts (islands or not: every member has its own
      *   data for each other member, which crosses the fabric either way),
      *   where ceil(n/2) blocks fit a line (256 B): Bruck's rounds
-     *   (bruck.c) through the lines, no barrier,
-     *   where the direct pull costs two barriers and a get per member
-     *   (8 B to 256 B, 2 PEs over ofi on one host: 144-166 us against
+     *   (bruck.c) through the lines, no barrier, against the direct
+     *   pull's two barriers and a get per member (8 B to 256 B, 2 PEs over ofi on one host: 144-166 us against
      *   20-29, 3 alternations; over tls 78-119 against 13-14; 4 PEs on 2
      *   cores over ofi, 8 B to 128 B: 2.4-3.5 ms against 0.4-0.6; 2
      *   namespace hosts x 1 over ofi, 8 B: 168-193 us against 26-32).

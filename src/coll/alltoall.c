@@ -38,7 +38,7 @@ static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct
     size_t at = me * nelems * sstep;
     const char *p = shoal_coll_at(g, src, r, at);
     if (p) {
-        for (size_t k = 0; k < nelems; k++, to += dstep, p += sstep) memcpy(to, p, elem);
+        shoal_coll_copy_elems(to, dstep, p, sstep, nelems, elem);
         return SHOAL_OK;
     }
     shoal_status_t st = SHOAL_OK;
@@ -75,9 +75,8 @@ static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest
     const int contiguous = dst == 1 && sst == 1;
     const char *in = shoal_coll_at(g, src, me, 0);
     char *out = shoal_coll_at(g, dest, me, 0);
-    for (size_t e = 0; e < nelems; e += contiguous ? nelems : 1)
-        memmove(out + ((size_t)me * nelems + e) * dstep, in + ((size_t)me * nelems + e) * sstep,
-                contiguous ? block : elem);
+    shoal_coll_copy_elems(out + (size_t)me * nelems * dstep, dstep, in + (size_t)me * nelems * sstep, sstep, nelems,
+                          elem);
     shoal_coll_barrier(g);
     int p;
     const uint64_t tag = shoal_coll_lines_begin(g, &p);

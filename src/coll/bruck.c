@@ -1,9 +1,9 @@
 /* bruck.c: Bruck's algorithms for fcollect, collect and alltoall, on teams
  * whose members are reached through RMA (alltoall: at the end).
  * fcollect by Bruck's allgather: member i holds blocks i .. i+d-1 (mod n)
- * before round r, d = 2^r; in the round it sends the first min(d, n - d) of them
- * to member i - d and receives as many from member i + d, which are blocks
- * i + d onwards. After ceil(log2 n) rounds of one put and one flag each it
+ * before round r, d = 2^r; in the round it sends the first min(d, n - d)
+ * of them to member i - d and receives as many from member i + d, which
+ * are blocks i + d onwards. After ceil(log2 n) rounds of one put and one flag each it
  * holds all n blocks. Any n, no read-back: every wait is on this member's
  * own memory.
  *
@@ -166,9 +166,8 @@ shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll
 /* alltoall by Bruck's algorithm, on teams that span hosts (islands or
  * not, algo.c says why) where ceil(n/2) blocks fit a line. Member i
  * holds, at position k, the block bound for member i + k (mod n). In the
- * round of distance d it sends the blocks at the
- * positions with bit d set to member i + d, and takes the same positions
- * from member i - d: a block moves by the sum of the bits of its position,
+ * round of distance d it sends the blocks at the positions with bit d set
+ * to member i + d, and takes the same positions from member i - d: a block moves by the sum of the bits of its position,
  * which is how far it had to go. After ceil(log2 n) rounds position k
  * holds member i - k's block for i. At most ceil(n/2) blocks move per
  * round, through the lines, with no barrier: each member reads only its
@@ -180,26 +179,6 @@ int shoal_coll_alltoall_bruck_fits(const struct shoal_group *g, size_t block)
     return block && in_lines(g, block);
 }
 
-/* Copies nelems elements of elem bytes between a packed block and one
- * whose elements lie step bytes apart. */
-static void pack(unsigned char *to, const char *from, size_t nelems, size_t elem, size_t step)
-{
-    if (step == elem) {
-        memcpy(to, from, nelems * elem);
-        return;
-    }
-    for (size_t k = 0; k < nelems; k++) memcpy(to + k * elem, from + k * step, elem);
-}
-
-static void unpack(char *to, const unsigned char *from, size_t nelems, size_t elem, size_t step)
-{
-    if (step == elem) {
-        memcpy(to, from, nelems * elem);
-        return;
-    }
-    for (size_t k = 0; k < nelems; k++) memcpy(to + k * step, from + k * elem, elem);
-}
-
 shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
 {
@@ -208,7 +187,8 @@ shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_col
     _Alignas(64) unsigned char held[BRUCK_HELD], line[SHOAL_RD_BYTES];
     const char *in = shoal_coll_at(g, src, me, 0);
     for (int k = 0; k < n; k++)
-        pack(held + (size_t)k * block, in + (size_t)((me + k) % n) * nelems * sstep, nelems, elem, sstep);
+        shoal_coll_copy_elems(held + (size_t)k * block, elem, in + (size_t)((me + k) % n) * nelems * sstep, sstep,
+                              nelems, elem);
     int p;
     const uint64_t tag = shoal_coll_lines_begin(g, &p);
     shoal_status_t st = SHOAL_OK;
@@ -231,6 +211,7 @@ shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_col
     }
     char *out = shoal_coll_at(g, dest, me, 0);
     for (int j = 0; j < n; j++)
-        unpack(out + (size_t)j * nelems * dstep, held + (size_t)((me - j + n) % n) * block, nelems, elem, dstep);
+        shoal_coll_copy_elems(out + (size_t)j * nelems * dstep, dstep, held + (size_t)((me - j + n) % n) * block, elem,
+                              nelems, elem);
     return st;
 }

@@ -125,6 +125,19 @@ static inline shoal_status_t shoal_coll_put(const struct shoal_group *g, struct 
     return shoal_rt.transport->put(NULL, shoal_group_pe(g, rank), (enum shoal_segment_id)b.seg, b.off + at, src, len);
 }
 
+/* Copies nelems elements of elem bytes from elements from_step bytes apart
+ * to elements to_step bytes apart (alltoalls' strides; a packed side has
+ * step elem), in one memcpy where both sides are packed. */
+static inline void shoal_coll_copy_elems(void *to, size_t to_step, const void *from, size_t from_step, size_t nelems,
+                                         size_t elem)
+{
+    if (to_step == elem && from_step == elem) {
+        memmove(to, from, nelems * elem);
+        return;
+    }
+    for (size_t k = 0; k < nelems; k++) memcpy((char *)to + k * to_step, (const char *)from + k * from_step, elem);
+}
+
 /* Scratch of the combining loops: whole elements of every dtype, aligned
  * for all of them, small enough for any thread's stack. */
 #define SHOAL_COLL_CHUNK 8192
