@@ -7,6 +7,8 @@
  *   fcollect     shmem_fcollect64, size bytes from each PE
  *   alltoall     shmem_alltoall64, size bytes to each PE
  *   sum_reduce   shmem_long_sum_to_all over size bytes of long
+ *   sum_inscan   shmem_long_sum_inscan on SHMEM_TEAM_WORLD, size bytes of
+ *                long (OpenSHMEM 1.6: left out where the library is older)
  * Sizes 8 B to 1 MiB. As in the OSU benchmarks, each timed call is preceded
  * by an untimed shmem_barrier_all (so pSync reuse is always legal and calls
  * do not overlap); the figure is the mean over PEs of each PE's mean time
@@ -23,9 +25,15 @@
 #define SYNC_N MAX2(MAX2(SHMEM_BCAST_SYNC_SIZE, SHMEM_COLLECT_SYNC_SIZE), \
                     MAX2(SHMEM_REDUCE_SYNC_SIZE, SHMEM_ALLTOALL_SYNC_SIZE))
 
-enum kind { BARRIER, BROADCAST, COLLECT, FCOLLECT, ALLTOALL, SUM_REDUCE, KINDS };
-static const char *const names[KINDS] = {"barrier_all", "broadcast", "collect",
-                                         "fcollect",    "alltoall",  "sum_reduce"};
+#if SHMEM_MAJOR_VERSION * 100 + SHMEM_MINOR_VERSION >= 106
+#define HAVE_SCAN 1
+#else
+#define HAVE_SCAN 0
+#endif
+
+enum kind { BARRIER, BROADCAST, COLLECT, FCOLLECT, ALLTOALL, SUM_REDUCE, SUM_INSCAN, KINDS };
+static const char *const names[KINDS] = {"barrier_all", "broadcast", "collect",   "fcollect",
+                                         "alltoall",    "sum_reduce", "sum_inscan"};
 
 static long psync[2][SYNC_N];
 
@@ -38,6 +46,9 @@ static void call(enum kind k, long *dst, long *src, size_t nelems, int npes, lon
     case FCOLLECT: shmem_fcollect64(dst, src, nelems, 0, 0, npes, ps); break;
     case ALLTOALL: shmem_alltoall64(dst, src, nelems, 0, 0, npes, ps); break;
     case SUM_REDUCE: shmem_long_sum_to_all(dst, src, (int)nelems, 0, 0, npes, pwrk, ps); break;
+#if HAVE_SCAN
+    case SUM_INSCAN: shmem_long_sum_inscan(SHMEM_TEAM_WORLD, dst, src, nelems); break;
+#endif
     default: break;
     }
 }
@@ -86,7 +97,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < SYNC_N; i++) psync[s][i] = SHMEM_SYNC_VALUE;
     shmem_barrier_all();
     for (int k = 0; k < KINDS; k++) {
-        if (!bench_want(&o, names[k])) continue;
+        if (!bench_want(&o, names[k]) || (k == SUM_INSCAN && !HAVE_SCAN)) continue;
         for (size_t size = k == BARRIER ? 0 : o.min_size; ; size = bench_next_size(&o, size)) {
             const size_t nelems = size / sizeof(long) ? size / sizeof(long) : 1;
             const long n = bench_iters(&o, size);

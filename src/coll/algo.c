@@ -76,6 +76,9 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
          * forced tree broadcast on an active set (tree.c says why); a
          * forced rd past its size or on an active set falls back to tree. */
         if (forced[kind] == SHOAL_ALGO_ONESHOT && !oneshot_fits) return SHOAL_ALGO_DIRECT;
+        /* A scan has no tree: a forced rd past the lines is direct. */
+        if (kind == SHOAL_COLL_SCAN && forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
+            return SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
             return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_TREE && !shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_DIRECT;
@@ -204,8 +207,14 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   against 111-118 (bruck), 4 KiB 1256-1368 against 479-930
      *   (pairwise); tls 8 B 1020-1216 against 67-72, 4 KiB 1248-1331
      *   against 199-234.
-     * Scan keeps the direct pull: a member's result does not need every
-     *   member's source, which the lines' reuse relies on. */
+     * scan of vectors that fit a line (256 B): recursive doubling through
+     *   the lines (scan_rd.c), log2(n) rounds of one put and one flag and
+     *   no barrier, against the direct pull's three barriers and a get from
+     *   every lower member in a row (2 PEs on one host over ofi, 8-256 B:
+     *   118-151 us against 19-30; 2 namespace hosts x 2 PEs over tls:
+     *   0.52-0.75 ms against 74-105 us; docs/design.md). In the hypercube
+     *   form every member's call needs every member's, which the lines'
+     *   reuse relies on. */
     const int islands = shoal_coll_islands(g);
     switch (kind) {
     case SHOAL_COLL_BARRIER:
@@ -221,6 +230,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         if (!bytes) return SHOAL_ALGO_DIRECT;
         if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;
         return shoal_coll_alltoall_pairwise_fits(g) ? SHOAL_ALGO_PAIRWISE : SHOAL_ALGO_DIRECT;
+    case SHOAL_COLL_SCAN:
+        return shoal_coll_rd_fits(g, bytes) ? SHOAL_ALGO_RD : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:
         if (!islands && shoal_coll_hier_fcollect_fits(g, bytes / (size_t)g->size)) return SHOAL_ALGO_HIER;
         return islands && shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;

@@ -179,5 +179,9 @@ shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf de
  * (exclusive; rank 0's dest is set to zero, the sum's identity). */
 shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                size_t nelems, int dtype, int inclusive);
+/* The same by recursive doubling through the lines (scan_rd.c), where
+ * shoal_coll_rd_fits; sum adds in into acc. */
+shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                  size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive);
 
 #endif
