@@ -172,21 +172,25 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   (hier_small.c), each leader puts its host's blocks to every other
      *   leader, one fabric step; same setting, 8 B: 115 us against the direct
      *   algorithm's 1106 us (two barriers and n-1 gets in a row).
-     * - fcollect on a team of islands: Bruck's allgather, ceil(log2 n)
+     * - other fcollects (islands at every size, hosts of several members
+     *   past the hierarchical one's line): Bruck's allgather, ceil(log2 n)
      *   rounds of one put and one flag; while ceil(n/2) blocks fit a line
      *   (256 B) through the lines with no barrier, past that into the
      *   dests after one entry barrier. The direct pull costs two barriers
-     *   and n-1 gets (each a round trip) in a row.
+     *   and n-1 gets (each a round trip) in a row (2 namespace hosts x 2
+     *   PEs, 512 B to 64 KiB, forced direct against auto, 2 runs: ofi
+     *   1.49-2.25 ms against 0.53-1.12, tls 1.53-1.94 against 0.50-1.18).
      * Active sets (pSync) get the tree for reduce only; their broadcast
      *   keeps the barriers (tree.c says why). An active set of every PE
      *   is the world team (api/coll_api.c), so it gets both.
-     * collect on a team of islands (at most 64 members): Bruck's rounds
-     *   (bruck.c), the sizes first, then the blocks; its direct pull cost
-     *   two barriers and, for each member, a look-up of its size and its
-     *   source and a get, each a round trip (2 PEs over ofi, 8 B:
-     *   191-284 us in 4 runs against 44-47 in 2 with Bruck; 4 PEs on 2
-     *   cores, 8 B to 4 KiB, 5.6-6.2 ms
-     *   against 0.7-1.9 ms).
+     * collect across hosts (at most 64 members; shoal_coll_collect_by_bruck):
+     *   Bruck's rounds (bruck.c), the sizes first, then the blocks; its
+     *   direct pull cost two barriers and, for each member, a look-up of
+     *   its size and its source and a get, each a round trip (2 PEs over
+     *   ofi, 8 B: 191-284 us in 4 runs against 44-47 in 2 with Bruck; 4
+     *   PEs on 2 cores, 8 B to 4 KiB, 5.6-6.2 ms against 0.7-1.9 ms; 2
+     *   namespace hosts x 2 PEs, 8 B to 64 KiB, 2 runs: ofi 1.9-3.7 ms
+     *   against 0.28-1.43, tls 1.7-2.6 against 0.14-1.04).
      * alltoall across hosts (islands or not: every member has its own
      *   data for each other member, which crosses the fabric either way),
      *   where ceil(n/2) blocks fit a line (256 B): Bruck's rounds
@@ -234,10 +238,19 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         return shoal_coll_rd_fits(g, bytes) ? SHOAL_ALGO_RD : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:
         if (!islands && shoal_coll_hier_fcollect_fits(g, bytes / (size_t)g->size)) return SHOAL_ALGO_HIER;
-        return islands && shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
+        return shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;
     default:
         return SHOAL_ALGO_DIRECT;
     }
+}
+
+int shoal_coll_collect_by_bruck(const struct shoal_group *g)
+{
+    if (!shoal_coll_collect_bruck_fits(g)) return 0;
+    const int chosen = forced[SHOAL_COLL_COLLECT] >= 0 ? forced[SHOAL_COLL_COLLECT] == SHOAL_ALGO_BRUCK
+                                                       : !shoal_coll_all_direct(g);
+    if (chosen) SHOAL_OBS_ALGO(shoal_coll_algo_name(SHOAL_COLL_COLLECT, SHOAL_ALGO_BRUCK));
+    return chosen;
 }
 
 enum shoal_coll_algo shoal_coll_choose(enum shoal_coll_kind kind, const struct shoal_group *g, size_t bytes)

@@ -159,6 +159,9 @@ int shoal_coll_islands(const struct shoal_group *g);
  * fit the lines (bruck.c). */
 #define SHOAL_BRUCK_COLLECT_MEMBERS 64
 int shoal_coll_collect_bruck_fits(const struct shoal_group *g);
+/* Whether collect runs Bruck's rounds (algo.c): where they fit, on teams
+ * not all in shared memory, or where the setting forces collect:bruck. */
+int shoal_coll_collect_by_bruck(const struct shoal_group *g);
 shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                         size_t bytes);
 /* ... and alltoall (strided too), where ceil(n/2) blocks of nelems * elem

@@ -89,11 +89,7 @@ static size_t variable_block(const struct shoal_group *g, int r, size_t *at, voi
 shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                   size_t bytes)
 {
-    /* On islands, Bruck's rounds (bruck.c) unless the setting says
-     * otherwise: chosen as for a block of one byte, alike on every member. */
-    if (shoal_coll_islands(g) && shoal_coll_collect_bruck_fits(g) &&
-        shoal_coll_choose(SHOAL_COLL_COLLECT, g, (size_t)g->size) == SHOAL_ALGO_BRUCK)
-        return shoal_coll_collect_bruck(g, dest, src, bytes);
+    if (shoal_coll_collect_by_bruck(g)) return shoal_coll_collect_bruck(g, dest, src, bytes);
     const int n = g->size;
     size_t small[2 * 16], *heap = NULL, *at = small;
     if (n > 16) {
