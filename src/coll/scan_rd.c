@@ -53,6 +53,20 @@ static void prefix_then(unsigned char *out, const unsigned char *lower, int have
     sum(out, own, bytes / es);
 }
 
+/* A member's result from the sum of everything below it (ex, when
+ * have_ex) and its own source: inclusive ex + own, exclusive ex (zero, the
+ * identity, where nothing is below). */
+static void write_result(unsigned char *out, const unsigned char *ex, int have_ex, const unsigned char *own,
+                         int inclusive, size_t bytes, size_t es, shoal_coll_combine_fn sum)
+{
+    if (inclusive)
+        prefix_then(out, ex, have_ex, own, bytes, es, sum);
+    else if (have_ex)
+        memcpy(out, ex, bytes);
+    else
+        memset(out, 0, bytes);
+}
+
 shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                   size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive)
 {
@@ -73,12 +87,7 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
         st = shoal_coll_line_send(g, me + 1, p, LINE_PRE, tag, own, bytes);
         memcpy(ex, shoal_coll_line_receive(g, p, LINE_POST, tag), bytes);
         const int have_ex = me > 0; /* the first pair has nothing below it */
-        if (inclusive)
-            prefix_then(out, ex, have_ex, own, bytes, es, sum);
-        else if (have_ex)
-            memcpy(out, ex, bytes);
-        else
-            memset(out, 0, bytes);
+        write_result(out, ex, have_ex, own, inclusive, bytes, es, sum);
         return st;
     }
     int vrank;
@@ -116,17 +125,9 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
         /* Below this member: the prefix, then its even partner. */
         _Alignas(64) unsigned char before[SHOAL_RD_BYTES];
         prefix_then(before, ex, have_ex, lower, bytes, es, sum);
-        if (inclusive)
-            prefix_then(out, before, 1, own, bytes, es, sum);
-        else
-            memcpy(out, before, bytes);
+        write_result(out, before, 1, own, inclusive, bytes, es, sum);
         return st;
     }
-    if (inclusive)
-        prefix_then(out, ex, have_ex, own, bytes, es, sum);
-    else if (have_ex)
-        memcpy(out, ex, bytes);
-    else
-        memset(out, 0, bytes);
+    write_result(out, ex, have_ex, own, inclusive, bytes, es, sum);
     return st;
 }
