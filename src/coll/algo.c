@@ -74,11 +74,9 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         /* A forced one-shot falls back to direct where it cannot run (active
          * sets, vectors past SHOAL_ONESHOT_BYTES, large teams); so does a
          * forced tree broadcast on an active set (tree.c says why); a
-         * forced rd past its size or on an active set falls back to tree. */
+         * forced rd past its size or on an active set falls back to tree
+         * (a scan, which has none, to direct). */
         if (forced[kind] == SHOAL_ALGO_ONESHOT && !oneshot_fits) return SHOAL_ALGO_DIRECT;
-        /* A scan has no tree: a forced rd past the lines is direct. */
-        if (kind == SHOAL_COLL_SCAN && forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
-            return SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_RD && !shoal_coll_rd_fits(g, bytes))
             return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
         if (forced[kind] == SHOAL_ALGO_TREE && !shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_DIRECT;

@@ -19,6 +19,7 @@
 #define SHOAL_COLL_LINES_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "coll/peer.h"
 #include "core/internal.h"
@@ -72,6 +73,39 @@ static inline const unsigned char *shoal_coll_line_receive(const struct shoal_gr
     struct shoal_backoff b = {0};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag);
     return line->data;
+}
+
+/* Recursive doubling among n participants (rd.c, scan_rd.c): with p the
+ * largest power of two not above n, the first 2(n - p) pair up, each even
+ * one handing its vector to the odd one above it on the PRE line and
+ * waiting for the result on the POST line; the p others run log2(p) rounds
+ * in a virtual numbering. */
+enum { SHOAL_LINE_PRE = SHOAL_RD_ROUNDS, SHOAL_LINE_POST = SHOAL_RD_ROUNDS + 1 };
+
+/* The number of participants left after the pairing of n: p above. */
+static inline int shoal_coll_rd_pow2(int n)
+{
+    int pow2 = 1;
+    while (pow2 * 2 <= n) pow2 *= 2;
+    return pow2;
+}
+
+/* The participant of virtual rank v, rem pairs having folded. */
+static inline int shoal_coll_rd_participant(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+
+/* acc = lower op higher, whichever of acc and in is the lower
+ * participant's: both partners then combine alike and get the same bits. */
+static inline void shoal_coll_rd_combine(unsigned char *acc, const unsigned char *in, int in_is_lower, size_t bytes,
+                                         size_t es, void (*combine)(void *, const void *, size_t))
+{
+    if (!in_is_lower) {
+        combine(acc, in, bytes / es);
+        return;
+    }
+    _Alignas(64) unsigned char tmp[SHOAL_RD_BYTES];
+    memcpy(tmp, in, bytes);
+    combine(tmp, acc, bytes / es);
+    memcpy(acc, tmp, bytes);
 }
 
 #endif

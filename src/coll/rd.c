@@ -21,52 +21,34 @@
 #include "coll/coll.h"
 #include "coll/lines.h"
 
-enum { LINE_PRE = SHOAL_RD_ROUNDS, LINE_POST = SHOAL_RD_ROUNDS + 1 };
-
 int shoal_coll_rd_fits(const struct shoal_group *g, size_t bytes) { return shoal_coll_lines_fit(g, bytes); }
-
-/* acc = lower op higher, whichever of acc and in is the lower rank's. */
-static void combine_ordered(unsigned char *acc, const unsigned char *in, int in_is_lower, size_t bytes, size_t es,
-                            shoal_coll_combine_fn combine)
-{
-    if (!in_is_lower) {
-        combine(acc, in, bytes / es);
-        return;
-    }
-    _Alignas(64) unsigned char tmp[SHOAL_RD_BYTES];
-    memcpy(tmp, in, bytes);
-    combine(tmp, acc, bytes / es);
-    memcpy(acc, tmp, bytes);
-}
 
 shoal_status_t shoal_coll_rd_among(struct shoal_group *g, uint64_t tag, int p, const int *rank_of, int n, int me,
                                    unsigned char *acc, size_t bytes, size_t es, shoal_coll_combine_fn combine)
 {
 #define RANK(i) (rank_of ? rank_of[i] : (i))
-    int pow2 = 1;
-    while (pow2 * 2 <= n) pow2 *= 2;
-    const int rem = n - pow2;
+    const int pow2 = shoal_coll_rd_pow2(n), rem = n - pow2;
     shoal_status_t st = SHOAL_OK;
     int vrank;
     if (me < 2 * rem && !(me & 1)) {
-        st = shoal_coll_line_send(g, RANK(me + 1), p, LINE_PRE, tag, acc, bytes);
-        memcpy(acc, shoal_coll_line_receive(g, p, LINE_POST, tag), bytes);
+        st = shoal_coll_line_send(g, RANK(me + 1), p, SHOAL_LINE_PRE, tag, acc, bytes);
+        memcpy(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag), bytes);
         return st;
     }
     if (me < 2 * rem) {
-        combine_ordered(acc, shoal_coll_line_receive(g, p, LINE_PRE, tag), 1, bytes, es, combine);
+        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag), 1, bytes, es, combine);
         vrank = me / 2;
     } else {
         vrank = me - rem;
     }
     for (int r = 0, d = 1; d < pow2; r++, d <<= 1) {
-        const int vpartner = vrank ^ d, partner = vpartner < rem ? 2 * vpartner + 1 : vpartner + rem;
+        const int partner = shoal_coll_rd_participant(vrank ^ d, rem);
         shoal_status_t s = shoal_coll_line_send(g, RANK(partner), p, r, tag, acc, bytes);
         if (st == SHOAL_OK) st = s;
-        combine_ordered(acc, shoal_coll_line_receive(g, p, r, tag), partner < me, bytes, es, combine);
+        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, r, tag), partner < me, bytes, es, combine);
     }
     if (me < 2 * rem) {
-        shoal_status_t s = shoal_coll_line_send(g, RANK(me - 1), p, LINE_POST, tag, acc, bytes);
+        shoal_status_t s = shoal_coll_line_send(g, RANK(me - 1), p, SHOAL_LINE_POST, tag, acc, bytes);
         if (st == SHOAL_OK) st = s;
     }
     return st;

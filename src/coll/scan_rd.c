@@ -3,8 +3,8 @@
  * through RMA. The direct scan pulls every lower rank's source, one round
  * trip each in a row, between three barriers.
  *
- * As in rd.c, with p the largest power of two not above n, the first
- * 2(n-p) members pair up: each even one hands its source to the odd one
+ * As in rd.c (lines.h), with p the largest power of two not above n, the
+ * first 2(n-p) members pair up: each even one hands its source to the odd one
  * above it (PRE line), whose block is then the pair's sum, and waits for
  * the pair's prefix (POST line). The p remaining members run the hypercube
  * scan: each holds its block's sum so far (part) and the sum of the blocks
@@ -28,18 +28,6 @@
 
 #include "coll/coll.h"
 #include "coll/lines.h"
-
-enum { LINE_PRE = SHOAL_RD_ROUNDS, LINE_POST = SHOAL_RD_ROUNDS + 1 };
-
-/* acc = in + acc, in's elements first. */
-static void add_lower(unsigned char *acc, const unsigned char *in, size_t bytes, size_t es,
-                      shoal_coll_combine_fn sum)
-{
-    _Alignas(64) unsigned char tmp[SHOAL_RD_BYTES];
-    memcpy(tmp, in, bytes);
-    sum(tmp, acc, bytes / es);
-    memcpy(acc, tmp, bytes);
-}
 
 /* out = lower + own, or own alone when there is nothing lower. */
 static void prefix_then(unsigned char *out, const unsigned char *lower, int have_lower, const unsigned char *own,
@@ -78,21 +66,19 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
         lower[SHOAL_RD_BYTES];
     memcpy(own, shoal_coll_at(g, src, me, 0), bytes);
     unsigned char *out = (unsigned char *)shoal_coll_at(g, dest, me, 0);
-    int pow2 = 1;
-    while (pow2 * 2 <= n) pow2 *= 2;
-    const int rem = n - pow2;
+    const int pow2 = shoal_coll_rd_pow2(n), rem = n - pow2;
     shoal_status_t st = SHOAL_OK;
     if (me < 2 * rem && !(me & 1)) {
         /* Paired even member: the odd one above holds the pair's block. */
-        st = shoal_coll_line_send(g, me + 1, p, LINE_PRE, tag, own, bytes);
-        memcpy(ex, shoal_coll_line_receive(g, p, LINE_POST, tag), bytes);
+        st = shoal_coll_line_send(g, me + 1, p, SHOAL_LINE_PRE, tag, own, bytes);
+        memcpy(ex, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag), bytes);
         const int have_ex = me > 0; /* the first pair has nothing below it */
         write_result(out, ex, have_ex, own, inclusive, bytes, es, sum);
         return st;
     }
     int vrank;
     if (me < 2 * rem) {
-        memcpy(lower, shoal_coll_line_receive(g, p, LINE_PRE, tag), bytes);
+        memcpy(lower, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag), bytes);
         prefix_then(part, lower, 1, own, bytes, es, sum);
         vrank = me / 2;
     } else {
@@ -101,17 +87,17 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
     }
     int have_ex = 0;
     for (int r = 0, d = 1; d < pow2; r++, d <<= 1) {
-        const int vpartner = vrank ^ d, partner = vpartner < rem ? 2 * vpartner + 1 : vpartner + rem;
+        const int vpartner = vrank ^ d, partner = shoal_coll_rd_participant(vpartner, rem);
         shoal_status_t s = shoal_coll_line_send(g, partner, p, r, tag, part, bytes);
         if (st == SHOAL_OK) st = s;
         const unsigned char *in = shoal_coll_line_receive(g, p, r, tag);
         if (vpartner < vrank) {
             if (have_ex)
-                add_lower(ex, in, bytes, es, sum);
+                shoal_coll_rd_combine(ex, in, 1, bytes, es, sum);
             else
                 memcpy(ex, in, bytes);
             have_ex = 1;
-            add_lower(part, in, bytes, es, sum);
+            shoal_coll_rd_combine(part, in, 1, bytes, es, sum);
         } else {
             sum(part, in, nelems);
         }
@@ -120,7 +106,7 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
         /* The pair's prefix to the even member (anything when there is
          * none: member 0 does not read it, but must wait for it). */
         if (!have_ex) memset(ex, 0, bytes);
-        shoal_status_t s = shoal_coll_line_send(g, me - 1, p, LINE_POST, tag, ex, bytes);
+        shoal_status_t s = shoal_coll_line_send(g, me - 1, p, SHOAL_LINE_POST, tag, ex, bytes);
         if (st == SHOAL_OK) st = s;
         /* Below this member: the prefix, then its even partner. */
         _Alignas(64) unsigned char before[SHOAL_RD_BYTES];

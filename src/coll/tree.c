@@ -84,6 +84,7 @@ _Static_assert((int)SHOAL_COLL_AUX_CHUNK > (int)SHOAL_COLL_AUX_RING &&
 
 int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind)
 {
+    if (kind != SHOAL_COLL_BROADCAST && kind != SHOAL_COLL_REDUCE) return 0; /* the tree's only forms */
     if (g->epoch) return 1;
     /* An active set's broadcast keeps its barriers: with counted signals
      * and a tree that moves with the root, a member two calls ahead (the
