@@ -216,7 +216,17 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   118-151 us against 19-30; 2 namespace hosts x 2 PEs over tls:
      *   0.52-0.75 ms against 74-105 us; docs/design.md). In the hypercube
      *   form every member's call needs every member's, which the lines'
-     *   reuse relies on. */
+     *   reuse relies on.
+     *   Larger vectors: passed along the ring order (scan_ring.c), one
+     *   entry barrier, then each member's prefix put into the next
+     *   member's dest with a flag, in 64 KiB chunks that pipeline, against
+     *   the direct pull's three barriers and every lower member's whole
+     *   source read by each (n^2/2 vectors across the fabric). Forced
+     *   alternately, bench_coll, 512 B to 1 MiB: 2 PEs on one host over ofi
+     *   150-182 us -> 87-119 at 512 B, 9.6-10.1 ms -> 1.3-1.7 at 1 MiB; over
+     *   tls 135-163 -> 41-56, 8.6-10.8 ms -> 1.0; 2 namespace hosts x 2 PEs
+     *   over ofi 746-820 us -> 283-286, 87-96 ms -> 2.4-2.6; over tls
+     *   703-797 us -> 125-142, 67-70 ms -> 1.1-1.5 (2 runs each). */
     const int islands = shoal_coll_islands(g);
     switch (kind) {
     case SHOAL_COLL_BARRIER:
@@ -233,7 +243,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;
         return shoal_coll_alltoall_pairwise_fits(g) ? SHOAL_ALGO_PAIRWISE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_SCAN:
-        return shoal_coll_rd_fits(g, bytes) ? SHOAL_ALGO_RD : SHOAL_ALGO_DIRECT;
+        if (shoal_coll_rd_fits(g, bytes)) return SHOAL_ALGO_RD;
+        return shoal_coll_ring_fits(g) ? SHOAL_ALGO_RING : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_COLLECT:
         if (!islands && shoal_coll_hier_fcollect_fits(g, bytes / (size_t)g->size)) return SHOAL_ALGO_HIER;
         return shoal_coll_bruck_fits(g, bytes / (size_t)g->size) ? SHOAL_ALGO_BRUCK : SHOAL_ALGO_DIRECT;

@@ -176,6 +176,16 @@ int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g);
 int shoal_coll_ring_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                       size_t nelems, size_t es, shoal_coll_combine_fn combine);
+/* The ring's steps (ring.c), shared with the ring scan: a call's base
+ * value (the team's next epoch, shifted: the low 24 bits count steps);
+ * one step's put of len bytes from `from` into the next member's dest at
+ * offset at, then its RING word raised to value; and the wait until this
+ * member's RING word reaches value. Callers hold the coll.h invariant
+ * (an entry barrier frees every dest) and send fewer than 2^24 steps. */
+uint64_t shoal_coll_ring_begin(struct shoal_group *g);
+shoal_status_t shoal_coll_ring_pass(const struct shoal_group *g, struct shoal_coll_buf dest, const char *from,
+                                    size_t at, size_t len, uint64_t value);
+void shoal_coll_ring_await(const struct shoal_group *g, uint64_t value);
 shoal_status_t shoal_coll_reduce(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                  size_t nelems, int dtype, int op);
 /* Rank r's dest gets the sum over ranks 0..r (inclusive) or 0..r-1
@@ -186,5 +196,9 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
  * shoal_coll_rd_fits; sum adds in into acc. */
 shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                   size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive);
+/* The same along the ring order (scan_ring.c), pipelined in chunks:
+ * teams where shoal_coll_ring_fits. */
+shoal_status_t shoal_coll_scan_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                    size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive);
 
 #endif

@@ -12,7 +12,8 @@
  * the vector: bandwidth-optimal, where the tree sends all of it per child
  * and reads children's partials back (a round trip per chunk and level).
  *
- * Words: RING on member i is written only by member i-1, which stores
+ * Words (shared with the ring scan, scan_ring.c, which runs the same
+ * steps): RING on member i is written only by member i-1, which stores
  * (call tag << 24) | steps done, the tag being the team's epoch: values
  * only grow, and a later value says every earlier step's data are there
  * (the writer fences before each store).
@@ -44,6 +45,8 @@ int shoal_coll_ring_fits(const struct shoal_group *g)
     return g->epoch && g->size < 1 << (RING_TAG_SHIFT - 1);
 }
 
+uint64_t shoal_coll_ring_begin(struct shoal_group *g) { return ++*g->epoch << RING_TAG_SHIFT; }
+
 static size_t ring_word(const struct shoal_group *g)
 {
     return g->aux_offset + SHOAL_COLL_AUX_RING * sizeof(uint64_t);
@@ -57,8 +60,8 @@ static size_t slice(size_t nelems, int n, int k, size_t *lo)
     return nelems - *lo < per ? nelems - *lo : per;
 }
 
-static shoal_status_t step(const struct shoal_group *g, struct shoal_coll_buf dest, const char *from, size_t at,
-                           size_t len, uint64_t value)
+shoal_status_t shoal_coll_ring_pass(const struct shoal_group *g, struct shoal_coll_buf dest, const char *from,
+                                    size_t at, size_t len, uint64_t value)
 {
     const int next = (g->rank + 1) % g->size;
     shoal_status_t st = len ? shoal_coll_put(g, dest, next, at, from, len) : SHOAL_OK;
@@ -69,7 +72,7 @@ static shoal_status_t step(const struct shoal_group *g, struct shoal_coll_buf de
     return st;
 }
 
-static void await_step(const struct shoal_group *g, uint64_t value)
+void shoal_coll_ring_await(const struct shoal_group *g, uint64_t value)
 {
     const uint64_t *w = shoal_route_direct(g->seg, ring_word(g), shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {0};
@@ -96,22 +99,23 @@ shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_b
         in = copy;
     }
     shoal_coll_barrier(g);
-    const uint64_t base = ++*g->epoch << RING_TAG_SHIFT;
+    const uint64_t base = shoal_coll_ring_begin(g);
     shoal_status_t st = SHOAL_OK;
     size_t lo, len;
     for (int s = 0; s < n - 1; s++) {
         len = slice(nelems, n, ((me - s) % n + n) % n, &lo);
-        shoal_status_t r = step(g, dest, (s ? out : in) + lo * es, lo * es, len * es, base | (uint64_t)(s + 1));
+        shoal_status_t r =
+            shoal_coll_ring_pass(g, dest, (s ? out : in) + lo * es, lo * es, len * es, base | (uint64_t)(s + 1));
         if (st == SHOAL_OK) st = r;
-        await_step(g, base | (uint64_t)(s + 1));
+        shoal_coll_ring_await(g, base | (uint64_t)(s + 1));
         len = slice(nelems, n, ((me - 1 - s) % n + n) % n, &lo);
         combine(out + lo * es, in + lo * es, len);
     }
     for (int s = 0; s < n - 1; s++) {
         len = slice(nelems, n, ((me + 1 - s) % n + n) % n, &lo);
-        shoal_status_t r = step(g, dest, out + lo * es, lo * es, len * es, base | (uint64_t)(n + s));
+        shoal_status_t r = shoal_coll_ring_pass(g, dest, out + lo * es, lo * es, len * es, base | (uint64_t)(n + s));
         if (st == SHOAL_OK) st = r;
-        await_step(g, base | (uint64_t)(n + s));
+        shoal_coll_ring_await(g, base | (uint64_t)(n + s));
     }
     free(copy);
     return st;

@@ -2,6 +2,8 @@
  *
  * rd (scan_rd.c): recursive doubling through the lines, for small vectors
  *   on teams reached through RMA (algo.c).
+ * ring (scan_ring.c): each member's prefix put into the next member's dest,
+ *   pipelined in chunks, for larger vectors on those teams.
  * direct: member r reads the sources of ranks 0..r (inclusive) or 0..r-1
  *   (exclusive) straight from their mappings, sums them in rank order in
  *   private scratch and writes only its own dest. The standard leaves the
@@ -24,8 +26,11 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
     const size_t es = shoal_coll_dtype_size(dtype), bytes = nelems * es;
     shoal_coll_combine_fn sum = shoal_coll_kernel(dtype, SHOAL_COLL_SUM);
     if (!sum) return SHOAL_ERR_INVAL;
-    if (shoal_coll_choose(SHOAL_COLL_SCAN, g, bytes) == SHOAL_ALGO_RD)
-        return shoal_coll_scan_rd(g, dest, src, nelems, es, sum, inclusive);
+    switch (shoal_coll_choose(SHOAL_COLL_SCAN, g, bytes)) {
+    case SHOAL_ALGO_RD: return shoal_coll_scan_rd(g, dest, src, nelems, es, sum, inclusive);
+    case SHOAL_ALGO_RING: return shoal_coll_scan_ring(g, dest, src, nelems, es, sum, inclusive);
+    default: break;
+    }
     const int last = inclusive ? g->rank : g->rank - 1;
     char *mine = shoal_coll_at(g, dest, g->rank, 0);
     const int in_place = dest.seg == src.seg && src.off < dest.off + bytes && dest.off < src.off + bytes;

@@ -16,7 +16,7 @@ static const char *const algo_names[SHOAL_COLL_KINDS][SHOAL_ALGOS] = {
     [SHOAL_COLL_ALLTOALL] = {"direct", [SHOAL_ALGO_BRUCK] = "bruck", [SHOAL_ALGO_PAIRWISE] = "pairwise"},
     [SHOAL_COLL_REDUCE] = {"direct", "linear", "oneshot", "tree", "hier", [SHOAL_ALGO_RD] = "rd",
                            [SHOAL_ALGO_RING] = "ring"},
-    [SHOAL_COLL_SCAN] = {"direct", [SHOAL_ALGO_RD] = "rd"},
+    [SHOAL_COLL_SCAN] = {"direct", [SHOAL_ALGO_RD] = "rd", [SHOAL_ALGO_RING] = "ring"},
 };
 
 const char *shoal_coll_algo_name(enum shoal_coll_kind kind, enum shoal_coll_algo algo)

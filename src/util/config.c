@@ -60,7 +60,7 @@ const struct shoal_config_var shoal_config_vars[] = {
      "(one-host reduce, broadcast and small fcollect), "
      "hier (barrier, small reduce and fcollect across hosts: one leader per host), tree (broadcast, reduce), "
      "rd (recursive-doubling reduce and sum scan of small vectors), "
-     "ring (ring reduce-scatter + allgather reduce), bruck (Bruck's fcollect, collect and small alltoall), "
+     "ring (ring reduce-scatter + allgather reduce; sum scan passed member to member), bruck (Bruck's fcollect, collect and small alltoall), "
      "pairwise (alltoall of larger blocks across hosts: each member puts each block into its member's dest with "
      "a flag)).",
      FIELD(coll_algorithm), .check = shoal_coll_setting_check},

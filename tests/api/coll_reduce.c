@@ -6,8 +6,9 @@
  * the bitwise ones and min/max), so the reference, folded here in rank
  * order, must equal the result in any combining order. Each at 37
  * elements out of place and in place (dest == source); sizes 0 and 1 and
- * 1 MiB for one type per class. sum_inscan and sum_exscan on all 26 types
- * (exscan: rank 0's dest is not checked). On the world team, then a
+ * 1 MiB for one type per class. sum_inscan and sum_exscan on all 26 types,
+ * out of place and in place, and past the ring scan's 64 KiB chunk in
+ * place (exscan: rank 0's dest is not checked). On the world team, then a
  * subset on split teams (one PE left out, strides 2 and 3 partitioning the
  * world, both axes of split_2d with xrange 2 and 3).
  * No barrier between calls: two source/dest pairs alternate; a pair is
@@ -116,14 +117,17 @@ static void check_guard(const unsigned char *p, const char *what)
         round_done(n * sizeof(T));                                                                                \
     }
 
+/* mode: SCAN_INCL (else exclusive), | SCAN_IN_PLACE (dest == source). */
+enum { SCAN_EXCL = 0, SCAN_INCL = 1, SCAN_IN_PLACE = 2 };
 #define DEF_SCAN(T, N, VK)                                                                                        \
-    static void scan_##N(size_t n, int inclusive, unsigned salt)                                                  \
+    static void scan_##N(size_t n, int mode, unsigned salt)                                                       \
     {                                                                                                             \
         const struct tinfo *ti = &cur;                                                                            \
+        const int inclusive = mode & SCAN_INCL, inplace = mode & SCAN_IN_PLACE;                                   \
         char what[160];                                                                                           \
-        snprintf(what, sizeof what, "%s: shmem_" #N "_sum_%s n=%zu", ti->name, inclusive ? "inscan" : "exscan",  \
-                 n);                                                                                              \
-        T *s = cur_src(), *d = cur_dst();                                                                         \
+        snprintf(what, sizeof what, "%s: shmem_" #N "_sum_%s n=%zu%s", ti->name, inclusive ? "inscan" : "exscan", \
+                 n, inplace ? " in place" : "");                                                                  \
+        T *s = cur_src(), *d = inplace ? s : (T *)cur_dst();                                                      \
         for (size_t i = 0; i < n; i++) s[i] = VAL_##VK(T, me, i, salt);                                           \
         int rc = inclusive ? shmem_##N##_sum_inscan(ti->t, d, s, n) : shmem_##N##_sum_exscan(ti->t, d, s, n);     \
         CHECK_MSG(rc == 0, "%s returned %d", what, rc);                                                           \
@@ -209,8 +213,10 @@ static void world_all(void)
         reds[k].fn(37, 1, (unsigned)k * 10 + 5);
     }
     for (size_t k = 0; k < nscans; k++) {
-        scans[k].fn(37, 1, 7000 + (unsigned)k * 10);
-        scans[k].fn(37, 0, 7000 + (unsigned)k * 10 + 5);
+        scans[k].fn(37, SCAN_INCL, 7000 + (unsigned)k * 10);
+        scans[k].fn(37, SCAN_EXCL, 7000 + (unsigned)k * 10 + 5);
+        scans[k].fn(37, SCAN_INCL | SCAN_IN_PLACE, 7000 + (unsigned)k * 10 + 3);
+        scans[k].fn(37, SCAN_EXCL | SCAN_IN_PLACE, 7000 + (unsigned)k * 10 + 7);
     }
     world_interleave(1);
     /* Sizes 0 and 1, one type per class and op. */
@@ -221,9 +227,9 @@ static void world_all(void)
     red_double_max(1, 0, 5);
     red_complexd_prod(1, 0, 6);
     red_longdouble_min(1, 1, 7);
-    scan_int(0, 1, 8);
-    scan_long(1, 0, 9);
-    scan_double(1, 1, 10);
+    scan_int(0, SCAN_INCL, 8);
+    scan_long(1, SCAN_EXCL, 9);
+    scan_double(1, SCAN_INCL, 10);
     world_interleave(2);
 }
 
@@ -235,8 +241,11 @@ static void world_big(void)
     red_uint64_and(MIB / 8, 0, 14);
     red_float_max(MIB / sizeof(float), 0, 15);
     red_uchar_or(MIB, 0, 16);
-    scan_long(MIB / sizeof(long), 1, 17);
-    scan_double(MIB / sizeof(double), 0, 18);
+    scan_long(MIB / sizeof(long), SCAN_INCL, 17);
+    scan_double(MIB / sizeof(double), SCAN_EXCL, 18);
+    /* Not a whole number of the ring scan's chunks, in place. */
+    scan_int(100003, SCAN_INCL | SCAN_IN_PLACE, 19);
+    scan_int(100003, SCAN_EXCL | SCAN_IN_PLACE, 20);
     world_interleave(3);
 }
 
@@ -255,15 +264,17 @@ static void team_subset(unsigned salt)
         red_uint32_and(37, 1, salt + 9);
         red_size_or(37, 0, salt + 10);
         red_float_prod(37, 0, salt + 11);
-        scan_int(37, 1, salt + 12);
-        scan_int(37, 0, salt + 13);
-        scan_complexf(37, 1, salt + 14);
+        scan_int(37, SCAN_INCL, salt + 12);
+        scan_int(37, SCAN_EXCL, salt + 13);
+        scan_complexf(37, SCAN_INCL, salt + 14);
+        scan_long(100, SCAN_EXCL | SCAN_IN_PLACE, salt + 18);
+        scan_double(5000, SCAN_INCL, salt + 19);
         red_int_sum(MIB / sizeof(int), 0, salt + 15);
     }
     world_interleave(salt);
     if (cur.t != SHMEM_TEAM_INVALID) {
         red_longlong_max(37, 0, salt + 16);
-        scan_double(37, 0, salt + 17);
+        scan_double(37, SCAN_EXCL, salt + 17);
     }
     world_interleave(salt + 50);
 }
