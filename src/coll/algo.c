@@ -197,10 +197,12 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   20-29, 3 alternations; over tls 78-119 against 13-14; 4 PEs on 2
      *   cores over ofi, 8 B to 128 B: 2.4-3.5 ms against 0.4-0.6; 2
      *   namespace hosts x 1 over ofi, 8 B: 168-193 us against 26-32).
-     *   Larger blocks, on teams of up to SHOAL_RD_LINES + 1 members:
-     *   pairwise (alltoall.c), one entry barrier and each block written
-     *   with its flag, against the direct pull's second barrier and n - 1
-     *   gets in a row (same settings, forced alternately: ofi 512 B to
+     *   Larger blocks: pairwise (alltoall.c), one entry barrier and each
+     *   block written with its flag (past SHOAL_RD_LINES + 1 members, all
+     *   blocks, one fence, then a count per member: 20 PEs on 2 cores,
+     *   512 B to 32 KiB, 2 runs, tls 60-74 ms against 20-48, ofi 136-173
+     *   against 118-142), against the direct pull's second barrier and
+     *   n - 1 gets in a row (same settings, forced alternately: ofi 512 B to
      *   32 KiB 145-166 us against 73-92, 256 KiB 223-249 against 172-181,
      *   1 MiB even; 4 PEs 1 MiB 5.5-7.0 ms against 3.9-4.5; tls 512 B to
      *   4 KiB 178-193 us against 37-41; 2 namespace hosts x 1 over ofi,

@@ -18,7 +18,12 @@
  *   n - 1 lines hold the tag: its dest is complete, and its own writes
  *   left its source. No exit barrier and no read-back: the direct pull
  *   costs a second barrier and n - 1 gets in a row, each a round trip.
- *   Teams of at most SHOAL_RD_LINES + 1. */
+ *   Teams of more than SHOAL_RD_LINES + 1 members, which have too few
+ *   lines, count instead: each member writes all its blocks, fences once,
+ *   then adds one to every other member's LANDED word (peer.h); a member
+ *   returns once its word holds n - 1, and takes them back first. The next
+ *   call's adds come after its entry barrier, which this member passes
+ *   only after taking them back, so the word holds one call's. */
 #include <stddef.h>
 #include <string.h>
 
@@ -47,24 +52,50 @@ static shoal_status_t pull_block(const struct shoal_group *g, char *mine, struct
     return st;
 }
 
-int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g)
-{
-    return shoal_coll_lines_fit(g, 0) && g->size <= SHOAL_RD_LINES + 1;
-}
+int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g) { return shoal_coll_lines_fit(g, 0); }
+
+/* Members past this many have no line of their own in a call. */
+#define PAIRWISE_LINES_MEMBERS (SHOAL_RD_LINES + 1)
 
 /* Member to's block of this member's source into to's dest, an element at
  * a time, then the tag of its line. */
+/* Member to's block of this member's source into to's dest, an element at
+ * a time. */
 static shoal_status_t put_strided(const struct shoal_group *g, struct shoal_coll_buf dest, int to, const char *in,
-                                  size_t nelems, size_t dstep, size_t sstep, size_t elem, int line, int p,
-                                  uint64_t tag)
+                                  size_t nelems, size_t dstep, size_t sstep, size_t elem)
 {
     const size_t me = (size_t)g->rank;
     shoal_status_t st = SHOAL_OK;
     for (size_t e = 0; e < nelems && st == SHOAL_OK; e++)
         st = shoal_coll_put(g, dest, to, (me * nelems + e) * dstep, in + ((size_t)to * nelems + e) * sstep, elem);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct copies before the tag's store */
-    shoal_status_t s = shoal_coll_line_send(g, to, p, line, tag, NULL, 0);
-    return st != SHOAL_OK ? st : s;
+    return st;
+}
+
+/* The counted form, for teams past the lines (the header says why the
+ * word is safe to reuse). */
+static shoal_status_t pairwise_counted(struct shoal_group *g, struct shoal_coll_buf dest, const char *in,
+                                       size_t nelems, size_t dstep, size_t sstep, size_t elem, int contiguous)
+{
+    const int n = g->size, me = g->rank;
+    const size_t block = nelems * elem, landed = g->aux_offset + SHOAL_COLL_AUX_LANDED * sizeof(uint64_t);
+    shoal_status_t st = SHOAL_OK;
+    for (int k = 1; k < n; k++) {
+        const int to = (me + k) % n;
+        shoal_status_t s = contiguous ? shoal_coll_put(g, dest, to, (size_t)me * block, in + (size_t)to * block, block)
+                                      : put_strided(g, dest, to, in, nelems, dstep, sstep, elem);
+        if (st == SHOAL_OK) st = s;
+    }
+    /* Direct copies (perhaps non-temporal) before the counts' stores; the
+     * first count through the transport fences every put before it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    int fenced = 0;
+    for (int k = 1; k < n; k++)
+        shoal_word_signal_fenced(g->seg, landed, shoal_group_pe(g, (me + k) % n), SHOAL_AMO_ADD, 1, &fenced);
+    const uint64_t *mine = shoal_group_aux(g, SHOAL_COLL_AUX_LANDED);
+    struct shoal_backoff b = {0};
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(mine, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1));
+    shoal_group_aux_add(g, me, SHOAL_COLL_AUX_LANDED, (uint64_t)-(int64_t)(n - 1));
+    return st;
 }
 
 static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
@@ -78,6 +109,7 @@ static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest
     shoal_coll_copy_elems(out + (size_t)me * nelems * dstep, dstep, in + (size_t)me * nelems * sstep, sstep, nelems,
                           elem);
     shoal_coll_barrier(g);
+    if (n > PAIRWISE_LINES_MEMBERS) return pairwise_counted(g, dest, in, nelems, dstep, sstep, elem, contiguous);
     int p;
     const uint64_t tag = shoal_coll_lines_begin(g, &p);
     shoal_status_t st = SHOAL_OK;
@@ -93,7 +125,10 @@ static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest
             s = shoal_word_flag_fenced(dest.seg, dest.off + (size_t)me * block, in + (size_t)to * block, block,
                                        SHOAL_SEG_HEAP, tag_off, shoal_group_pe(g, to), tag, &fenced);
         } else {
-            s = put_strided(g, dest, to, in, nelems, dstep, sstep, elem, k - 1, p, tag);
+            s = put_strided(g, dest, to, in, nelems, dstep, sstep, elem);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct copies before the tag's store */
+            shoal_status_t t = shoal_coll_line_send(g, to, p, k - 1, tag, NULL, 0);
+            if (s == SHOAL_OK) s = t;
         }
         if (st == SHOAL_OK) st = s;
     }

@@ -169,8 +169,8 @@ shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll
 int shoal_coll_alltoall_bruck_fits(const struct shoal_group *g, size_t block);
 shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                          ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
-/* The pairwise alltoall (alltoall.c, strided too): teams of at most
- * SHOAL_RD_LINES + 1. */
+/* The pairwise alltoall (alltoall.c, strided too): teams (the lines' tags
+ * up to SHOAL_RD_LINES + 1 members, a count of landed blocks past that). */
 int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g);
 /* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
 int shoal_coll_ring_fits(const struct shoal_group *g);

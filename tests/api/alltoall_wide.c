@@ -1,0 +1,80 @@
+/* alltoall_wide.c: alltoall and alltoalls on teams wider than the
+ * collective lines (more than 19 members: the pairwise alltoall then
+ * counts landed blocks instead of raising line tags), back to back with
+ * no barrier between calls, the data changing every round: contiguous
+ * blocks past a line's share (so Bruck's rounds do not take them) and
+ * strided ones, on the world team and on a stride-2 team at the same time.
+ * Every dest is checked as soon as its call returns, guard bytes too.
+ * Run at any PE count; the wide path needs 20 or more. */
+#include <shmem.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_util.h"
+
+#define ROUNDS 12
+#define GUARD_WORDS 8
+
+static int64_t value_of(int from, int to, int round, size_t i)
+{
+    return (int64_t)from * 1000003 + (int64_t)to * 1009 + (int64_t)round * 7919 + (int64_t)i;
+}
+
+/* One call on team t (this PE is rank r of size): nelems 64-bit elements
+ * per block, strided (dest stride 2, source stride 3) every third round. */
+static void one_round(shmem_team_t t, int r, int size, int round, int64_t *src, int64_t *dst, size_t nelems,
+                      const char *name)
+{
+    const int strided = round % 3 == 2;
+    const ptrdiff_t dst_stride = strided ? 2 : 1, src_stride = strided ? 3 : 1;
+    const size_t dst_words = (size_t)size * nelems * (size_t)dst_stride;
+    for (int to = 0; to < size; to++)
+        for (size_t i = 0; i < nelems; i++)
+            src[((size_t)to * nelems + i) * (size_t)src_stride] = value_of(r, to, round, i);
+    /* Gaps of a strided dest and the guard past it must stay untouched. */
+    for (size_t w = 0; w < dst_words + GUARD_WORDS; w++) dst[w] = -1;
+    int rc = strided ? shmem_int64_alltoalls(t, dst, src, dst_stride, src_stride, nelems)
+                     : shmem_int64_alltoall(t, dst, src, nelems);
+    CHECK_MSG(rc == 0, "%s round %d: alltoall returned %d", name, round, rc);
+    int bad = 0;
+    for (int from = 0; from < size; from++)
+        for (size_t i = 0; i < nelems; i++) {
+            const int64_t got = dst[((size_t)from * nelems + i) * (size_t)dst_stride];
+            if (got != value_of(from, r, round, i) && bad++ == 0)
+                CHECK_MSG(0, "%s round %d (%zu elements%s): block from rank %d element %zu = %lld, expected %lld",
+                          name, round, nelems, strided ? ", strided" : "", from, i, (long long)got,
+                          (long long)value_of(from, r, round, i));
+        }
+    for (size_t w = 0; w < dst_words + GUARD_WORDS; w++) {
+        const int in_block = w < dst_words && w % (size_t)dst_stride == 0;
+        if (!in_block && dst[w] != -1 && bad++ == 0)
+            CHECK_MSG(0, "%s round %d: word %zu outside the blocks changed (%lld)", name, round, w, (long long)dst[w]);
+    }
+}
+
+int main(void)
+{
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes();
+    test_pe = me;
+    static const size_t sizes[] = {40, 5, 600, 40};
+    const size_t max_elems = 600, words = (size_t)n * max_elems * 3 + GUARD_WORDS;
+    int64_t *src[2] = {shmem_malloc(words * 8), shmem_malloc(words * 8)};
+    int64_t *dst[2] = {shmem_malloc(words * 8), shmem_malloc(words * 8)};
+    int64_t *hsrc = shmem_malloc(words * 8), *hdst = shmem_malloc(words * 8);
+    CHECK(src[0] && src[1] && dst[0] && dst[1] && hsrc && hdst);
+    shmem_team_t half = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &half);
+    for (int round = 0; round < ROUNDS; round++) {
+        /* Two buffer pairs alternate: a pair is rewritten two calls later,
+         * after every member entered the call in between. */
+        const size_t ne = sizes[round % 4];
+        one_round(SHMEM_TEAM_WORLD, me, n, round, src[round % 2], dst[round % 2], ne, "world");
+        if (half != SHMEM_TEAM_INVALID)
+            one_round(half, shmem_team_my_pe(half), shmem_team_n_pes(half), round, hsrc, hdst, ne, "stride-2");
+    }
+    if (half != SHMEM_TEAM_INVALID) shmem_team_destroy(half);
+    shmem_finalize();
+    return test_finish();
+}
