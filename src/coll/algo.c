@@ -97,8 +97,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
             !(kind == SHOAL_COLL_ALLTOALL ? shoal_coll_alltoall_bruck_fits(g, bytes)
                                           : shoal_coll_bruck_fits(g, g->size ? bytes / (size_t)g->size : 0)))
             return SHOAL_ALGO_DIRECT;
-        /* A forced pairwise alltoall on an active set, a team past its
-         * lines or of nothing: direct. */
+        /* A forced pairwise alltoall or (f)collect on an active set, a
+         * team past its lines or of nothing: direct. */
         if (forced[kind] == SHOAL_ALGO_PAIRWISE && (!bytes || !shoal_coll_alltoall_pairwise_fits(g)))
             return SHOAL_ALGO_DIRECT;
         return (enum shoal_coll_algo)forced[kind];
@@ -188,7 +188,11 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   ofi, 8 B: 191-284 us in 4 runs against 44-47 in 2 with Bruck; 4
      *   PEs on 2 cores, 8 B to 4 KiB, 5.6-6.2 ms against 0.7-1.9 ms; 2
      *   namespace hosts x 2 PEs, 8 B to 64 KiB, 2 runs: ofi 1.9-3.7 ms
-     *   against 0.28-1.43, tls 1.7-2.6 against 0.14-1.04).
+     *   against 0.28-1.43, tls 1.7-2.6 against 0.14-1.04). On wider
+     *   teams (shoal_coll_collect_by_pairwise): the offsets by two
+     *   recursive doublings through the lines, then each member puts its
+     *   block into every dest and counts (collect_pairwise.c); forced
+     *   (collect:pairwise) it also runs fcollect.
      * alltoall across hosts (islands or not: every member has its own
      *   data for each other member, which crosses the fabric either way),
      *   where ceil(n/2) blocks fit a line (256 B): Bruck's rounds
@@ -261,6 +265,15 @@ int shoal_coll_collect_by_bruck(const struct shoal_group *g)
     const int chosen = forced[SHOAL_COLL_COLLECT] >= 0 ? forced[SHOAL_COLL_COLLECT] == SHOAL_ALGO_BRUCK
                                                        : !shoal_coll_all_direct(g);
     if (chosen) SHOAL_OBS_ALGO(shoal_coll_algo_name(SHOAL_COLL_COLLECT, SHOAL_ALGO_BRUCK));
+    return chosen;
+}
+
+int shoal_coll_collect_by_pairwise(const struct shoal_group *g)
+{
+    if (!shoal_coll_collect_pairwise_fits(g)) return 0;
+    const int chosen = forced[SHOAL_COLL_COLLECT] >= 0 ? forced[SHOAL_COLL_COLLECT] == SHOAL_ALGO_PAIRWISE
+                                                       : !shoal_coll_all_direct(g) && !shoal_coll_collect_bruck_fits(g);
+    if (chosen) SHOAL_OBS_ALGO(shoal_coll_algo_name(SHOAL_COLL_COLLECT, SHOAL_ALGO_PAIRWISE));
     return chosen;
 }
 

@@ -164,6 +164,13 @@ int shoal_coll_collect_bruck_fits(const struct shoal_group *g);
 int shoal_coll_collect_by_bruck(const struct shoal_group *g);
 shoal_status_t shoal_coll_collect_bruck(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                         size_t bytes);
+/* ... and the pushed collect (collect_pairwise.c), on any team: for teams
+ * past Bruck's members across hosts, or where the setting forces
+ * collect:pairwise (then fcollect too). */
+int shoal_coll_collect_pairwise_fits(const struct shoal_group *g);
+int shoal_coll_collect_by_pairwise(const struct shoal_group *g);
+shoal_status_t shoal_coll_collect_pairwise(struct shoal_group *g, struct shoal_coll_buf dest,
+                                           struct shoal_coll_buf src, size_t bytes);
 /* ... and alltoall (strided too), where ceil(n/2) blocks of nelems * elem
  * bytes fit a line (bruck.c). */
 int shoal_coll_alltoall_bruck_fits(const struct shoal_group *g, size_t block);
@@ -196,6 +203,10 @@ shoal_status_t shoal_coll_scan(struct shoal_group *g, struct shoal_coll_buf dest
  * shoal_coll_rd_fits; sum adds in into acc. */
 shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
                                   size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive);
+/* The same from and into this member's private memory (source and out,
+ * which may be the same). */
+shoal_status_t shoal_coll_scan_rd_local(struct shoal_group *g, unsigned char *out, const void *source, size_t nelems,
+                                        size_t es, shoal_coll_combine_fn sum, int inclusive);
 /* The same along the ring order (scan_ring.c), pipelined in chunks:
  * teams where shoal_coll_ring_fits. */
 shoal_status_t shoal_coll_scan_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,

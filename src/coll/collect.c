@@ -8,6 +8,8 @@
  *   source at once.
  * linear: rank 0 gathers every block into its own dest; after a middle
  *   sync the others copy rank 0's completed dest.
+ * bruck, hier, oneshot, pairwise: bruck.c, hier_small.c, oneshot.c,
+ *   collect_pairwise.c (algo.c chooses).
  *
  * Safety: sources are final and dests free after the entry sync; each
  * member writes only its own dest (rank 0's dest is read by others only
@@ -65,6 +67,7 @@ shoal_status_t shoal_coll_fcollect(struct shoal_group *g, struct shoal_coll_buf 
     if (algo == SHOAL_ALGO_ONESHOT) return shoal_coll_fcollect_oneshot(g, dest, src, bytes);
     if (algo == SHOAL_ALGO_BRUCK) return shoal_coll_fcollect_bruck(g, dest, src, bytes);
     if (algo == SHOAL_ALGO_HIER) return shoal_coll_fcollect_hier(g, dest, src, bytes);
+    if (algo == SHOAL_ALGO_PAIRWISE) return shoal_coll_collect_pairwise(g, dest, src, bytes);
     src = shoal_coll_publish(g, src);
     shoal_coll_barrier(g);
     shoal_status_t st = gather(g, dest, src, fixed_block, &bytes, bytes * (size_t)g->size);
@@ -90,6 +93,7 @@ shoal_status_t shoal_coll_collect(struct shoal_group *g, struct shoal_coll_buf d
                                   size_t bytes)
 {
     if (shoal_coll_collect_by_bruck(g)) return shoal_coll_collect_bruck(g, dest, src, bytes);
+    if (shoal_coll_collect_by_pairwise(g)) return shoal_coll_collect_pairwise(g, dest, src, bytes);
     const int n = g->size;
     size_t small[2 * 16], *heap = NULL, *at = small;
     if (n > 16) {

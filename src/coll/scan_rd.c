@@ -55,8 +55,8 @@ static void write_result(unsigned char *out, const unsigned char *ex, int have_e
         memset(out, 0, bytes);
 }
 
-shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
-                                  size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive)
+shoal_status_t shoal_coll_scan_rd_local(struct shoal_group *g, unsigned char *out, const void *source, size_t nelems,
+                                        size_t es, shoal_coll_combine_fn sum, int inclusive)
 {
     const size_t bytes = nelems * es;
     const int n = g->size, me = g->rank;
@@ -64,8 +64,7 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
     const uint64_t tag = shoal_coll_lines_begin(g, &p);
     _Alignas(64) unsigned char own[SHOAL_RD_BYTES], part[SHOAL_RD_BYTES], ex[SHOAL_RD_BYTES],
         lower[SHOAL_RD_BYTES];
-    memcpy(own, shoal_coll_at(g, src, me, 0), bytes);
-    unsigned char *out = (unsigned char *)shoal_coll_at(g, dest, me, 0);
+    memcpy(own, source, bytes);
     const int pow2 = shoal_coll_rd_pow2(n), rem = n - pow2;
     shoal_status_t st = SHOAL_OK;
     if (me < 2 * rem && !(me & 1)) {
@@ -116,4 +115,11 @@ shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf d
     }
     write_result(out, ex, have_ex, own, inclusive, bytes, es, sum);
     return st;
+}
+
+shoal_status_t shoal_coll_scan_rd(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,
+                                  size_t nelems, size_t es, shoal_coll_combine_fn sum, int inclusive)
+{
+    return shoal_coll_scan_rd_local(g, (unsigned char *)shoal_coll_at(g, dest, g->rank, 0),
+                                    shoal_coll_at(g, src, g->rank, 0), nelems, es, sum, inclusive);
 }

@@ -62,7 +62,7 @@ const struct shoal_config_var shoal_config_vars[] = {
      "rd (recursive-doubling reduce and sum scan of small vectors), "
      "ring (ring reduce-scatter + allgather reduce; sum scan passed member to member), bruck (Bruck's fcollect, collect and small alltoall), "
      "pairwise (alltoall of larger blocks across hosts: each member puts each block into its member's dest with "
-     "a flag)).",
+     "a flag; collect on teams too wide for bruck: each member puts its block into every dest)).",
      FIELD(coll_algorithm), .check = shoal_coll_setting_check},
     {"SHMEM_BOOTSTRAP_TLS", SHOAL_CONFIG_BOOL, "1",
      "TLS 1.3 on the bootstrap between hosts (oshrun --nnodes). Turning it off leaves job membership, "

@@ -1,6 +1,8 @@
 /* alltoall_wide.c: alltoall and alltoalls on teams wider than the
  * collective lines (more than 19 members: the pairwise alltoall then
- * counts landed blocks instead of raising line tags), back to back with
+ * counts landed blocks instead of raising line tags), and world collects
+ * and fcollects between them (the pushed collect, where forced, counts
+ * the same way), back to back with
  * no barrier between calls, the data changing every round: contiguous
  * blocks past a line's share (so Bruck's rounds do not take them) and
  * strided ones, on the world team and on a stride-2 team at the same time.
@@ -53,6 +55,35 @@ static void one_round(shmem_team_t t, int r, int size, int round, int64_t *src, 
     }
 }
 
+/* A collect of blocks of varying size (rank r gives (r + round) % 5 * 24
+ * bytes, some none) and an fcollect of 40 bytes on team t. */
+static void collect_round(shmem_team_t t, int r, int size, int round, unsigned char *src, unsigned char *dst,
+                          const char *name)
+{
+    size_t total = 0, mine = (size_t)((r + round) % 5) * 24;
+    for (int q = 0; q < size; q++) total += (size_t)((q + round) % 5) * 24;
+    for (size_t i = 0; i < mine; i++) src[i] = (unsigned char)(r * 7 + round * 3 + (int)i);
+    memset(dst, 0xEE, total + 64);
+    CHECK_MSG(shmem_collectmem(t, dst, src, mine) == 0, "%s round %d: collect returned nonzero", name, round);
+    size_t at = 0;
+    int bad = 0;
+    for (int q = 0; q < size; q++) {
+        const size_t len = (size_t)((q + round) % 5) * 24;
+        for (size_t i = 0; i < len; i++, at++)
+            if (dst[at] != (unsigned char)(q * 7 + round * 3 + (int)i) && bad++ == 0)
+                CHECK_MSG(0, "%s round %d: collect block of rank %d byte %zu = 0x%02x", name, round, q, i, dst[at]);
+    }
+    for (size_t i = 0; i < 64; i++)
+        if (dst[total + i] != 0xEE && bad++ == 0) CHECK_MSG(0, "%s round %d: collect wrote past its total", name, round);
+    for (size_t i = 0; i < 40; i++) src[i] = (unsigned char)(r * 5 + round + (int)i);
+    CHECK_MSG(shmem_fcollectmem(t, dst, src, 40) == 0, "%s round %d: fcollect returned nonzero", name, round);
+    for (int q = 0; q < size; q++)
+        for (size_t i = 0; i < 40; i++)
+            if (dst[(size_t)q * 40 + i] != (unsigned char)(q * 5 + round + (int)i) && bad++ == 0)
+                CHECK_MSG(0, "%s round %d: fcollect block of rank %d byte %zu = 0x%02x", name, round, q, i,
+                          dst[(size_t)q * 40 + i]);
+}
+
 int main(void)
 {
     shmem_init();
@@ -73,6 +104,8 @@ int main(void)
         one_round(SHMEM_TEAM_WORLD, me, n, round, src[round % 2], dst[round % 2], ne, "world");
         if (half != SHMEM_TEAM_INVALID)
             one_round(half, shmem_team_my_pe(half), shmem_team_n_pes(half), round, hsrc, hdst, ne, "stride-2");
+        collect_round(SHMEM_TEAM_WORLD, me, n, round, (unsigned char *)src[round % 2],
+                      (unsigned char *)dst[round % 2], "world");
     }
     if (half != SHMEM_TEAM_INVALID) shmem_team_destroy(half);
     shmem_finalize();
