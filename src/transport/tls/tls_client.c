@@ -99,28 +99,41 @@ static int connect_within(int fd, const struct sockaddr_in *to, double seconds)
     return 0;
 }
 
-/* Opens c's stream to pe. Called with c->lock held. */
+/* Opens c's stream to pe. Called with c->lock held. A handshake the peer
+ * broke off (it refuses streams past its limit of handshakes at once,
+ * tls_server.c) is tried again after a growing, jittered pause, until
+ * CONNECT_SECONDS have passed: a burst of streams must not end the job. */
 static void open_stream(struct shoal_tls_conn *c, int pe)
 {
     char reason[200];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(reason, sizeof reason, "socket: %s%s", strerror(errno),
-                 errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
-        stream_failed("opening a stream", pe, reason);
-    }
-    if (connect_within(fd, &shoal_tls.peer[pe].sin, CONNECT_SECONDS) != 0) {
-        snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
-        close(fd);
-        stream_lost("opening a stream", pe, reason);
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const double deadline = shoal_tls_now() + CONNECT_SECONDS;
+    unsigned pause_us = 1000, jitter = (unsigned)shoal_tls.my_pe * 2654435761u + (unsigned)pe;
+    int fd;
+    SSL *ssl;
     int sigpipe = 1;
-    SSL *ssl = shoal_tls_handshake(fd, 0, CONNECT_SECONDS, &sigpipe, reason, sizeof reason);
-    if (!ssl) {
+    for (;;) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            snprintf(reason, sizeof reason, "socket: %s%s", strerror(errno),
+                     errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
+            stream_failed("opening a stream", pe, reason);
+        }
+        const double left = deadline - shoal_tls_now();
+        if (connect_within(fd, &shoal_tls.peer[pe].sin, left > 1.0 ? left : 1.0) != 0) {
+            snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
+            close(fd);
+            stream_lost("opening a stream", pe, reason);
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        sigpipe = 1;
+        ssl = shoal_tls_handshake(fd, 0, left > 1.0 ? left : 1.0, &sigpipe, reason, sizeof reason);
+        if (ssl) break;
         close(fd);
-        stream_failed("the TLS handshake", pe, reason);
+        if (shoal_tls_now() + pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
+        jitter = jitter * 1103515245u + 12345u;
+        usleep(pause_us + (jitter >> 8) % pause_us);
+        if (pause_us < 100000) pause_us *= 2;
     }
     c->fd = fd;
     c->sigpipe = sigpipe;

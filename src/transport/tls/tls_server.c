@@ -32,7 +32,15 @@
 #include "util/log.h"
 #include "util/ratelimit.h"
 
-#define HANDSHAKES_MAX 32
+/* Handshakes a PE runs at once, a bound on what strangers can make it
+ * hold: at least every peer of the job at once (a collective's first call
+ * opens every stream together: 66 PEs on one host over tls lost a PE to a
+ * refusal at 32), since each stream keeps its thread anyway. */
+#define HANDSHAKES_MIN 32
+static int handshakes_max(void)
+{
+    return shoal_tls.n_pes + 8 > HANDSHAKES_MIN ? shoal_tls.n_pes + 8 : HANDSHAKES_MIN;
+}
 #define HANDSHAKE_SECONDS 10.0
 #define DRAIN_SIZE ((size_t)64 * 1024)
 /* Gets up to this size are answered in one record, and by a thread that
@@ -598,7 +606,7 @@ static void reap(int all)
 
 static void start_stream(int fd, const struct sockaddr_in *from)
 {
-    if (atomic_fetch_add(&shoal_tls.handshakes, 1) >= HANDSHAKES_MAX) {
+    if (atomic_fetch_add(&shoal_tls.handshakes, 1) >= handshakes_max()) {
         atomic_fetch_sub(&shoal_tls.handshakes, 1);
         note_refusal(from, "too many handshakes in progress");
         close(fd);
