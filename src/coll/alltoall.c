@@ -71,20 +71,10 @@ static shoal_status_t put_strided(const struct shoal_group *g, struct shoal_coll
     return st;
 }
 
-/* The counted form, for teams past the lines (the header says why the
- * word is safe to reuse). */
-static shoal_status_t pairwise_counted(struct shoal_group *g, struct shoal_coll_buf dest, const char *in,
-                                       size_t nelems, size_t dstep, size_t sstep, size_t elem, int contiguous)
+void shoal_coll_landed_exchange(struct shoal_group *g)
 {
     const int n = g->size, me = g->rank;
-    const size_t block = nelems * elem, landed = g->aux_offset + SHOAL_COLL_AUX_LANDED * sizeof(uint64_t);
-    shoal_status_t st = SHOAL_OK;
-    for (int k = 1; k < n; k++) {
-        const int to = (me + k) % n;
-        shoal_status_t s = contiguous ? shoal_coll_put(g, dest, to, (size_t)me * block, in + (size_t)to * block, block)
-                                      : put_strided(g, dest, to, in, nelems, dstep, sstep, elem);
-        if (st == SHOAL_OK) st = s;
-    }
+    const size_t landed = g->aux_offset + SHOAL_COLL_AUX_LANDED * sizeof(uint64_t);
     /* Direct copies (perhaps non-temporal) before the counts' stores; the
      * first count through the transport fences every put before it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -95,6 +85,23 @@ static shoal_status_t pairwise_counted(struct shoal_group *g, struct shoal_coll_
     struct shoal_backoff b = {0};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(mine, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1));
     shoal_group_aux_add(g, me, SHOAL_COLL_AUX_LANDED, (uint64_t)-(int64_t)(n - 1));
+}
+
+/* The counted form, for teams past the lines (the header says why the
+ * word is safe to reuse). */
+static shoal_status_t pairwise_counted(struct shoal_group *g, struct shoal_coll_buf dest, const char *in,
+                                       size_t nelems, size_t dstep, size_t sstep, size_t elem, int contiguous)
+{
+    const int n = g->size, me = g->rank;
+    const size_t block = nelems * elem;
+    shoal_status_t st = SHOAL_OK;
+    for (int k = 1; k < n; k++) {
+        const int to = (me + k) % n;
+        shoal_status_t s = contiguous ? shoal_coll_put(g, dest, to, (size_t)me * block, in + (size_t)to * block, block)
+                                      : put_strided(g, dest, to, in, nelems, dstep, sstep, elem);
+        if (st == SHOAL_OK) st = s;
+    }
+    shoal_coll_landed_exchange(g);
     return st;
 }
 

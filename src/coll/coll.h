@@ -179,6 +179,11 @@ shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_col
 /* The pairwise alltoall (alltoall.c, strided too): teams (the lines' tags
  * up to SHOAL_RD_LINES + 1 members, a count of landed blocks past that). */
 int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g);
+/* The counted end of a pushed collective (alltoall.c says why it is safe):
+ * after this member's puts into every other member's dest, one fence and
+ * an add to each one's LANDED word; returns once its own word holds n - 1,
+ * having taken them back. Teams only, after every member entered the call. */
+void shoal_coll_landed_exchange(struct shoal_group *g);
 /* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
 int shoal_coll_ring_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,

@@ -44,16 +44,6 @@ shoal_status_t shoal_coll_collect_pairwise(struct shoal_group *g, struct shoal_c
         s = shoal_coll_put(g, dest, (me + k) % n, offset, in, bytes);
         if (st == SHOAL_OK) st = s;
     }
-    /* Direct copies (perhaps non-temporal) before the counts' stores; the
-     * first count through the transport fences every put before it. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    const size_t landed = g->aux_offset + SHOAL_COLL_AUX_LANDED * sizeof(uint64_t);
-    int fenced = 0;
-    for (int k = 1; k < n; k++)
-        shoal_word_signal_fenced(g->seg, landed, shoal_group_pe(g, (me + k) % n), SHOAL_AMO_ADD, 1, &fenced);
-    const uint64_t *count = shoal_group_aux(g, SHOAL_COLL_AUX_LANDED);
-    struct shoal_backoff b = {0};
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(count, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1));
-    shoal_group_aux_add(g, me, SHOAL_COLL_AUX_LANDED, (uint64_t)-(int64_t)(n - 1));
+    shoal_coll_landed_exchange(g);
     return st;
 }
