@@ -58,8 +58,6 @@ int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g) { return shoa
 #define PAIRWISE_LINES_MEMBERS (SHOAL_RD_LINES + 1)
 
 /* Member to's block of this member's source into to's dest, an element at
- * a time, then the tag of its line. */
-/* Member to's block of this member's source into to's dest, an element at
  * a time. */
 static shoal_status_t put_strided(const struct shoal_group *g, struct shoal_coll_buf dest, int to, const char *in,
                                   size_t nelems, size_t dstep, size_t sstep, size_t elem)
