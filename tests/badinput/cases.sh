@@ -177,7 +177,7 @@ align_bad)
 # ---- issue 17 (h-fcol): collect's algorithms include the one-shot fcollect.
 coll_setting_collect)
     exec "${run[@]}" --oshrun "$oshrun" --np 2 --env SHMEM_COLL_ALGORITHM=collect:fastest \
-        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='collect:fastest': collect has no algorithm named 'fastest' \(it has direct, linear, oneshot, hier, bruck\)" \
+        --expect "$(who '[01]' shmem_init): start-up failed: SHMEM_COLL_ALGORITHM='collect:fastest': collect has no algorithm named 'fastest' \(it has direct, linear, oneshot, hier, bruck, pairwise\)" \
         -- "$bin/badinput_heap_full" full ;;
 *)
     echo "cases.sh: unknown case $case_name" >&2
