@@ -2,10 +2,10 @@
  * collective lines (more than 19 members: the pairwise alltoall then
  * counts landed blocks instead of raising line tags), and world collects
  * and fcollects between them (the pushed collect, where forced, counts
- * the same way), back to back with
- * no barrier between calls, the data changing every round: contiguous
- * blocks past a line's share (so Bruck's rounds do not take them) and
- * strided ones, on the world team and on a stride-2 team at the same time.
+ * the same way), back to back with no barrier between calls, the data
+ * changing every round: contiguous blocks past a line's share (so Bruck's
+ * rounds do not take them) and strided ones, on the world team and on a
+ * stride-2 team at the same time.
  * Every dest is checked as soon as its call returns, guard bytes too.
  * Run at any PE count; the wide path needs 20 or more. */
 #include <shmem.h>

@@ -118,8 +118,9 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
                      errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
             stream_failed("opening a stream", pe, reason);
         }
-        const double left = deadline - shoal_tls_now();
-        if (connect_within(fd, &shoal_tls.peer[pe].sin, left > 1.0 ? left : 1.0) != 0) {
+        /* At least a second for each try, even past the deadline. */
+        const double left = deadline - shoal_tls_now(), limit = left > 1.0 ? left : 1.0;
+        if (connect_within(fd, &shoal_tls.peer[pe].sin, limit) != 0) {
             snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
             close(fd);
             stream_lost("opening a stream", pe, reason);
@@ -127,7 +128,7 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         sigpipe = 1;
-        ssl = shoal_tls_handshake(fd, 0, left > 1.0 ? left : 1.0, &sigpipe, reason, sizeof reason);
+        ssl = shoal_tls_handshake(fd, 0, limit, &sigpipe, reason, sizeof reason);
         if (ssl) break;
         close(fd);
         if (shoal_tls_now() + pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
