@@ -3,6 +3,9 @@
  * which both Shoal and a 1.4 library provide. Every figure is in us.
  *   barrier_all  shmem_barrier_all back to back (size 0)
  *   broadcast    shmem_broadcast64 from PE 0, size bytes
+ *   broadcast_set  the same on the even PEs only (PE_start 0, logPE_stride
+ *                1): an active set that is not a team; the mean is over its
+ *                members
  *   collect      shmem_collect64, size bytes from each PE
  *   fcollect     shmem_fcollect64, size bytes from each PE
  *   alltoall     shmem_alltoall64, size bytes to each PE
@@ -31,9 +34,12 @@
 #define HAVE_SCAN 0
 #endif
 
-enum kind { BARRIER, BROADCAST, COLLECT, FCOLLECT, ALLTOALL, SUM_REDUCE, SUM_INSCAN, KINDS };
-static const char *const names[KINDS] = {"barrier_all", "broadcast", "collect",   "fcollect",
-                                         "alltoall",    "sum_reduce", "sum_inscan"};
+enum kind { BARRIER, BROADCAST, BROADCAST_SET, COLLECT, FCOLLECT, ALLTOALL, SUM_REDUCE, SUM_INSCAN, KINDS };
+static const char *const names[KINDS] = {"barrier_all", "broadcast",  "broadcast_set", "collect",
+                                         "fcollect",    "alltoall",   "sum_reduce",    "sum_inscan"};
+
+/* Whether pe takes part in kind's calls. */
+static int member(enum kind k, int pe) { return k != BROADCAST_SET || pe % 2 == 0; }
 
 static long psync[2][SYNC_N];
 
@@ -42,6 +48,7 @@ static void call(enum kind k, long *dst, long *src, size_t nelems, int npes, lon
     switch (k) {
     case BARRIER: shmem_barrier_all(); break;
     case BROADCAST: shmem_broadcast64(dst, src, nelems, 0, 0, 0, npes, ps); break;
+    case BROADCAST_SET: shmem_broadcast64(dst, src, nelems, 0, 0, 1, (npes + 1) / 2, ps); break;
     case COLLECT: shmem_collect64(dst, src, nelems, 0, 0, npes, ps); break;
     case FCOLLECT: shmem_fcollect64(dst, src, nelems, 0, 0, npes, ps); break;
     case ALLTOALL: shmem_alltoall64(dst, src, nelems, 0, 0, npes, ps); break;
@@ -65,6 +72,7 @@ static double run_once(enum kind k, long n, long *dst, long *src, size_t nelems,
     double sum = 0;
     for (long i = 0; i < n; i++) {
         shmem_barrier_all();
+        if (!member(k, shmem_my_pe())) continue;
         double t = bench_now_us();
         call(k, dst, src, nelems, npes, pwrk, psync[i & 1]);
         sum += bench_now_us() - t;
@@ -109,9 +117,12 @@ int main(int argc, char **argv)
             }
             shmem_barrier_all(); /* completes the shmem_double_p calls */
             if (me == 0) {
+                int members = 0;
+                for (int pe = 0; pe < npes; pe++) members += member(k, pe);
                 for (int r = 0; r < o.runs; r++) {
                     v[r] = 0;
-                    for (int pe = 0; pe < npes; pe++) v[r] += pe_mean[pe * o.runs + r] / npes;
+                    for (int pe = 0; pe < npes; pe++)
+                        if (member(k, pe)) v[r] += pe_mean[pe * o.runs + r] / members;
                 }
                 bench_report(me, names[k], size, npes, bench_median(v, o.runs), "us");
             }
@@ -126,6 +137,10 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     shmem_broadcast64(dst, src, max_longs, 0, 0, 0, npes, psync[1]);
     for (size_t i = 0; me != 0 && i < max_longs; i++) bad |= dst[i] != (long)i;
+    memset(dst, 0, max_longs * sizeof(long));
+    shmem_barrier_all();
+    if (member(BROADCAST_SET, me)) shmem_broadcast64(dst, src, max_longs, 0, 0, 1, (npes + 1) / 2, psync[0]);
+    for (size_t i = 0; me != 0 && member(BROADCAST_SET, me) && i < max_longs; i++) bad |= dst[i] != (long)i;
     if (bad) fprintf(stderr, "bench_coll: PE %d: wrong collective result\n", me);
     shmem_barrier_all();
     shmem_free(pe_mean);

@@ -133,6 +133,10 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
      *   Measured over SHMEM_TRANSPORT=ofi at 4 PEs: 8 B to 64 KiB about
      *   3x faster, 1 MiB about even (64 KiB chunks lost there: each chunk
      *   then paid a fence), before a team's chunks became flags (tree.c).
+     *   An active set's broadcast, which keeps off the tree (tree.c), is
+     *   pushed by its root (broadcast.c, linear): one barrier and a put
+     *   and a counted signal per member, against the direct pull's two
+     *   barriers and a get per member.
      * - reduce: the tree is log2(n) steps up and log2(n) down with no
      *   barrier; direct needs two barriers and a get from every member per
      *   8 KiB chunk of every slice plus a put to every member, i.e. n^2
@@ -244,7 +248,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         if (islands && g->size == 2 && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES) return SHOAL_ALGO_RING;
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
-        return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
+        if (shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_TREE;
+        return g->epoch ? SHOAL_ALGO_DIRECT : SHOAL_ALGO_LINEAR;
     case SHOAL_COLL_ALLTOALL:
         if (!bytes) return SHOAL_ALGO_DIRECT;
         if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;

@@ -21,9 +21,9 @@
  *   Teams of more than SHOAL_RD_LINES + 1 members, which have too few
  *   lines, count instead: each member writes all its blocks, fences once,
  *   then adds one to every other member's LANDED word (peer.h); a member
- *   returns once its word holds n - 1, and takes them back first. The next
+ *   returns once its word holds n - 1, and clears it first. The next
  *   call's adds come after its entry barrier, which this member passes
- *   only after taking them back, so the word holds one call's. */
+ *   only after clearing it, so the word holds one call's. */
 #include <stddef.h>
 #include <string.h>
 
@@ -79,10 +79,15 @@ void shoal_coll_landed_exchange(struct shoal_group *g)
     int fenced = 0;
     for (int k = 1; k < n; k++)
         shoal_word_signal_fenced(g->seg, landed, shoal_group_pe(g, (me + k) % n), SHOAL_AMO_ADD, 1, &fenced);
-    const uint64_t *mine = shoal_group_aux(g, SHOAL_COLL_AUX_LANDED);
-    struct shoal_backoff b = {0};
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(mine, __ATOMIC_ACQUIRE) < (uint64_t)(n - 1));
-    shoal_group_aux_add(g, me, SHOAL_COLL_AUX_LANDED, (uint64_t)-(int64_t)(n - 1));
+    shoal_coll_landed_await(g, (uint64_t)(n - 1), 0);
+}
+
+void shoal_coll_landed_await(struct shoal_group *g, uint64_t count, int waits_on)
+{
+    uint64_t *mine = shoal_group_aux(g, SHOAL_COLL_AUX_LANDED);
+    struct shoal_backoff b = {.waits_on = waits_on};
+    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(mine, __ATOMIC_ACQUIRE) < count);
+    __atomic_store_n(mine, 0, __ATOMIC_RELEASE);
 }
 
 /* The counted form, for teams past the lines (the header says why the

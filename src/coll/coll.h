@@ -182,8 +182,15 @@ int shoal_coll_alltoall_pairwise_fits(const struct shoal_group *g);
 /* The counted end of a pushed collective (alltoall.c says why it is safe):
  * after this member's puts into every other member's dest, one fence and
  * an add to each one's LANDED word; returns once its own word holds n - 1,
- * having taken them back. Teams only, after every member entered the call. */
+ * having cleared it. Teams only, after every member entered the call. */
 void shoal_coll_landed_exchange(struct shoal_group *g);
+/* Waits (on world PE waits_on - 1; 0: unknown) until this member's LANDED
+ * word holds count, every add of this call, then clears it with a store.
+ * No add can come between: the next call's writers add only after that
+ * call's entry sync, which this member enters after the store. Where the
+ * fabric applies atomics, taking the count back would be a fetching
+ * atomic through it, a round trip to itself. */
+void shoal_coll_landed_await(struct shoal_group *g, uint64_t count, int waits_on);
 /* The ring all-reduce (ring.c): teams of fewer than 2^23 members. */
 int shoal_coll_ring_fits(const struct shoal_group *g);
 shoal_status_t shoal_coll_reduce_ring(struct shoal_group *g, struct shoal_coll_buf dest, struct shoal_coll_buf src,

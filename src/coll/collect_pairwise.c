@@ -12,7 +12,7 @@
  * block into every member's dest at its offset, fences once, and adds one
  * to every other member's LANDED word, as the wide pairwise alltoall does
  * (alltoall.c says why the word holds one call's counts); it returns once
- * its own word holds n - 1, having taken them back. No exit barrier: a
+ * its own word holds n - 1, having cleared it. No exit barrier: a
  * member reads only its own source, and its dest is complete when it
  * returns. */
 #include <string.h>

@@ -27,9 +27,10 @@ enum { SHOAL_COLL_AUX_HOST_ARRIVE = 4, SHOAL_COLL_AUX_HOST_RELEASE = 5, SHOAL_CO
 /* The ring all-reduce (ring.c, teams only): RING on a member is written
  * only by the member before it. */
 enum { SHOAL_COLL_AUX_RING = 6 };
-/* The pushed collectives' counted end (teams only: the pairwise alltoall
- * past its lines, alltoall.c, and the pushed collect): LANDED on a member
- * counts the blocks the others wrote into its dest. */
+/* The pushed collectives' counted end (the pairwise alltoall past its
+ * lines, alltoall.c, the pushed collect, and the linear broadcast, the only
+ * one of them active sets run): LANDED on a member counts the blocks the
+ * others wrote into its dest. */
 enum { SHOAL_COLL_AUX_LANDED = 7 };
 #define SHOAL_COLL_LEAD_ROUNDS 24
 _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP_SET_AUX,
