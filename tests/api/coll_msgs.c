@@ -3,7 +3,8 @@
  * and checked against what each algorithm promises: no read-back (no get,
  * no fetching atomic) in the barrier, the small reduction (recursive
  * doubling), fcollect small (Bruck through lines) and larger (Bruck into
- * the dests), the large reduction (ring); one fence per barrier, ceil(log2 n) signals, and so on.
+ * the dests), the large reduction (ring), the broadcast on an active set
+ * (no get); one fence per barrier, ceil(log2 n) signals, and so on.
  * Prints the counts per call (PE 0). Data are checked too. Needs a fabric
  * for every peer (SHMEM_TRANSPORT=ofi or tls), else skips. */
 #include <shmem.h>
@@ -185,6 +186,32 @@ int main(void)
     }
     shmem_free(ldst);
     shmem_free(lsrc);
+
+    /* broadcast on an active set that is not the whole job (the even PEs):
+     * its root pushes after one barrier, one put per member, and nobody
+     * gets. Only gets are ruled out: where the fabric applies atomics
+     * (ofi), the barrier takes its pSync counts back with fetching ones. */
+    static long psync[2][SHMEM_BCAST_SYNC_SIZE];
+    for (int k = 0; k < SHMEM_BCAST_SYNC_SIZE; k++) psync[0][k] = psync[1][k] = SHMEM_SYNC_VALUE;
+    const int set = (n + 1) / 2;
+    shmem_barrier_all();
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < CALLS && me % 2 == 0; i++) {
+        for (size_t k = 0; me == 0 && k < elems; k++) src[k] = (long)i * 1000 + (long)k;
+        shmem_broadcast64(dst, src, elems, 0, 0, 1, set, psync[i & 1]);
+        for (size_t k = 0; me != 0 && k < elems; k += 97)
+            CHECK_MSG(dst[k] == (long)i * 1000 + (long)k, "broadcast on the even PEs call %d elem %zu: %ld", i, k,
+                      dst[k]);
+    }
+    t = c;
+    if (me == 0)
+        printf("%-28s n=%d per call: put %.1f get %.1f (root)\n", "broadcast 4 KiB, even PEs", n, (double)t.put / CALLS,
+               (double)t.get / CALLS);
+    fflush(stdout);
+    CHECK_MSG(t.get == 0, "broadcast on the even PEs: %ld gets in %d calls (read-back)", t.get, CALLS);
+    if (me == 0)
+        CHECK_MSG(t.put == (long)(set - 1) * CALLS,
+                  "broadcast on the even PEs: %ld puts at the root in %d calls, want %d each", t.put, CALLS, set - 1);
 
     shoal_rt.transport = real;
     shmem_barrier_all();
