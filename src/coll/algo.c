@@ -248,8 +248,8 @@ static enum shoal_coll_algo choose(enum shoal_coll_kind kind, const struct shoal
         if (islands && g->size == 2 && shoal_coll_ring_fits(g) && bytes >= RING_MIN_BYTES) return SHOAL_ALGO_RING;
         return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_DIRECT;
     case SHOAL_COLL_BROADCAST:
-        if (shoal_coll_tree_fits(g, kind)) return SHOAL_ALGO_TREE;
-        return g->epoch ? SHOAL_ALGO_DIRECT : SHOAL_ALGO_LINEAR;
+        /* Every team fits the tree: linear is for active sets. */
+        return shoal_coll_tree_fits(g, kind) ? SHOAL_ALGO_TREE : SHOAL_ALGO_LINEAR;
     case SHOAL_COLL_ALLTOALL:
         if (!bytes) return SHOAL_ALGO_DIRECT;
         if (shoal_coll_alltoall_bruck_fits(g, bytes)) return SHOAL_ALGO_BRUCK;

@@ -86,10 +86,10 @@ int shoal_coll_tree_fits(const struct shoal_group *g, enum shoal_coll_kind kind)
 {
     if (kind != SHOAL_COLL_BROADCAST && kind != SHOAL_COLL_REDUCE) return 0; /* the tree's only forms */
     if (g->epoch) return 1;
-    /* An active set's broadcast keeps its barriers: with counted signals
-     * and a tree that moves with the root, a member two calls ahead (the
-     * user alternating two pSyncs) could signal one still in the call
-     * before. The reduction's tree is fixed and every member enters it
+    /* An active set's broadcast keeps off the tree (broadcast.c pushes it
+     * after a barrier instead): with counted signals and a tree that moves
+     * with the root, a member two calls ahead (the user alternating two
+     * pSyncs) could signal one still in the call before. The reduction's tree is fixed and every member enters it
      * before any leaves, so neighbours are never more than a call apart. */
     return kind == SHOAL_COLL_REDUCE && g->size <= 1 << SHOAL_COLL_SET_TREE_LEVELS;
 }
