@@ -1,19 +1,28 @@
 /* ofi.h: state shared by the files of the libfabric transport.
  *
  * One fabric, domain, address vector and set of memory registrations per PE.
- * Every transport context owns one endpoint with its own completion queue
- * and counter, so a quiet waits only for that context's operations; peers
+ * Every transport context owns one endpoint with its own completion queue,
+ * so a quiet waits only for that context's operations; peers
  * address the default context's endpoint, which is the one a progress
  * thread (and the runtime's waits) drive for incoming operations.
  *
- * Completion model: every posted operation counts on its context's counter
- * (issued vs completed + failed), which is what fence and quiet wait for,
- * except while only the runtime's signals are outstanding (plain_mark).
- * An operation the caller waits for by itself (get, fetching amo, large put)
- * also asks for a completion queue entry whose context is a shoal_ofi_op on
- * the caller's stack; whichever thread reads the entry marks the op done.
- * An operation that fails, or waits longer than SHMEM_FABRIC_TIMEOUT, ends
- * the job through setup->fatal with one line naming it and the PE.
+ * Completion model: every operation but writes complete once injected asks
+ * for a completion queue entry and counts on its context (issued against
+ * done + failed, as entries are read), which is what fence and quiet wait
+ * for, except while only the runtime's signals are outstanding
+ * (plain_mark). An operation the caller waits for by itself (get, fetching
+ * amo, large put) has a shoal_ofi_op on the caller's stack as its entry's
+ * context; whichever thread reads the entry marks the op done. Injected
+ * writes that need no answer (flags and, where writes are ordered, small
+ * puts, which fence and quiet make visible with a flush: ofi_ops.c) ask for
+ * nothing and are not counted. No counter is bound: with one, ofi_rxm sends
+ * even those writes through a buffer whose completion the transport reaps,
+ * and the default queue's wait object turns each completion into a system
+ * call on a signal descriptor and one more where it is read (2 PEs on one
+ * host, barrier_all 23-33 -> 20-24 us). Their failures still come as error
+ * entries, counted as failed. An operation that fails, or waits longer than
+ * SHMEM_FABRIC_TIMEOUT, ends the job through setup->fatal with one line
+ * naming it and the PE.
  *
  * Trust: every registration has a random 64-bit key (or the provider's
  * own), learnt by peers only through the bootstrap; endpoints listen only
@@ -48,8 +57,10 @@
 struct shoal_tctx {
     struct fid_ep *ep;
     struct fid_cq *cq;
-    struct fid_cntr *cntr;
-    atomic_uint_fast64_t issued; /* operations posted, all counted by cntr */
+    /* Operations posted that report a completion (issued), and those whose
+     * completion was read from cq, good (done) or failed (failed); see
+     * "Completion model" above for what goes uncounted. */
+    atomic_uint_fast64_t issued, done, failed;
     /* Signals (transport.h, signal) are counted too, but where the
      * provider keeps atomics in order (atomics_ordered) fence and quiet
      * need not wait for them: their targets' waits see them land.
@@ -63,16 +74,27 @@ struct shoal_tctx {
      * more write per PE (ofi_ops.c, shoal_ofi_flush_writes). n_pes entries. */
     atomic_uchar *unflushed;
     atomic_int any_unflushed;
+    /* contacted[pe]: a counted operation to pe completed, so the provider's
+     * connection to it is up. Until then writes that would go uncounted are
+     * counted: a first contact by an uncounted write left the quiet after it
+     * waiting for the target's next call (ofi.quiet_busy_target: 115 ms).
+     * n_pes entries. */
+    atomic_uchar *contacted;
     /* Small puts still to be answered, as before: a flush that found puts
      * to make visible sets it to SHOAL_OFI_ANSWERED_AFTER_FLUSH (ofi_ops.c). */
     atomic_int answered_left;
     /* One flush posts its writes at a time: a quiet that finds the marks
      * cleared by another then waits for that one's writes too. */
     pthread_mutex_t flush_lock;
-    atomic_uint_fast64_t errors_reported; /* cntr error count already logged */
+    atomic_uint_fast64_t errors_reported; /* failed count already logged */
     /* The last failed operation nobody waited for (error CQ entry), for the
      * line the next fence or quiet ends the job with. */
     atomic_int failed_err, failed_prov, failed_pe;
+    /* Operands of atomics nobody waits for (ofi_ops.c, take_slot). */
+    struct shoal_ofi_slot *slots;
+    atomic_uint slot_next;
+    struct fid_mr *slots_mr;
+    void *slots_desc;
     pthread_mutex_t bounce_lock;
     char *bounce;
     struct fid_mr *bounce_mr;
@@ -100,9 +122,25 @@ struct shoal_ofi_op {
     atomic_int prov;    /* its provider error */
 };
 
-/* The completion context of an operation nobody waits for: its target PE,
- * tagged odd (a shoal_ofi_op is aligned), so a failure can name the PE. */
-static inline void *shoal_ofi_tag(int pe) { return (void *)(((uintptr_t)(unsigned)pe << 1) | 1); }
+/* The completion context of an operation nobody waits for: its target PE
+ * and whether it is counted, tagged odd (a shoal_ofi_op is aligned), so a
+ * failure can name the PE. */
+static inline void *shoal_ofi_tag(int pe, int counted)
+{
+    return (void *)(((uintptr_t)(unsigned)pe << 2) | ((uintptr_t)(counted != 0) << 1) | 1);
+}
+static inline int shoal_ofi_tag_pe(const void *tag) { return (int)((uintptr_t)tag >> 2); }
+static inline int shoal_ofi_tag_counted(const void *tag) { return ((uintptr_t)tag >> 1) & 1; }
+
+/* An atomic nobody waits for keeps its operand (or put_signal's data, up
+ * to SHOAL_OFI_SLOT_BYTES) here until its completion frees the slot: a
+ * provider need not report completions of injected atomics. */
+#define SHOAL_OFI_SLOTS 256
+#define SHOAL_OFI_SLOT_BYTES 64
+struct shoal_ofi_slot {
+    struct shoal_ofi_op op; /* pending: 1 while in use */
+    _Alignas(8) unsigned char data[SHOAL_OFI_SLOT_BYTES];
+};
 
 struct shoal_ofi {
     struct fi_info *info;

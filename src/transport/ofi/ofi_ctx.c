@@ -1,7 +1,7 @@
-/* ofi_ctx.c: transport contexts. Each owns an endpoint, a completion queue
- * (entries only for operations a caller waits for by itself) and a counter
- * (every operation), so its quiet waits for its own operations only. All
- * endpoints share the domain, address vector and segment registrations. */
+/* ofi_ctx.c: transport contexts. Each owns an endpoint and a completion
+ * queue (an entry for every counted operation: ofi.h), so its quiet waits
+ * for its own operations only. All endpoints share the domain, address
+ * vector and segment registrations. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +15,8 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     const char *call;
     memset(ctx, 0, sizeof *ctx);
     atomic_init(&ctx->issued, 0);
+    atomic_init(&ctx->done, 0);
+    atomic_init(&ctx->failed, 0);
     atomic_init(&ctx->plain_mark, 0);
     atomic_init(&ctx->settled, 0);
     pthread_mutex_init(&ctx->bounce_lock, NULL);
@@ -22,7 +24,8 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     atomic_init(&ctx->any_unflushed, 0);
     atomic_init(&ctx->answered_left, 0);
     ctx->unflushed = calloc((size_t)shoal_ofi.n_pes, sizeof *ctx->unflushed);
-    if (!ctx->unflushed) {
+    ctx->contacted = calloc((size_t)shoal_ofi.n_pes, sizeof *ctx->contacted);
+    if (!ctx->unflushed || !ctx->contacted) {
         shoal_ofi_ctx_close(ctx);
         return SHOAL_ERR_NOMEM;
     }
@@ -50,10 +53,6 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
             goto fail;
         }
     }
-    struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
-    ret = fi_cntr_open(shoal_ofi.domain, &cntr_attr, &ctx->cntr, NULL);
-    call = "fi_cntr_open";
-    if (ret) goto fail;
     ret = fi_endpoint(shoal_ofi.domain, info, &ctx->ep, NULL);
     call = "fi_endpoint";
     if (ret) goto fail;
@@ -63,13 +62,23 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     ret = fi_ep_bind(ctx->ep, &ctx->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
     call = "fi_ep_bind(cq)";
     if (ret) goto fail;
-    ret = fi_ep_bind(ctx->ep, &ctx->cntr->fid, FI_WRITE | FI_READ);
-    call = "fi_ep_bind(cntr)";
-    if (ret) goto fail;
     ret = fi_enable(ctx->ep);
     call = "fi_enable";
     if (ret) goto fail;
+    ctx->slots = aligned_alloc(64, SHOAL_OFI_SLOTS * sizeof *ctx->slots);
+    if (!ctx->slots) {
+        shoal_ofi_ctx_close(ctx);
+        return SHOAL_ERR_NOMEM;
+    }
+    memset(ctx->slots, 0, SHOAL_OFI_SLOTS * sizeof *ctx->slots);
     if (shoal_ofi.mr_local) {
+        shoal_status_t reg = shoal_ofi_mr_reg(ctx->slots, SHOAL_OFI_SLOTS * sizeof *ctx->slots, FI_READ | FI_WRITE,
+                                              ctx->ep, &ctx->slots_mr);
+        if (reg != SHOAL_OK) {
+            shoal_ofi_ctx_close(ctx);
+            return reg;
+        }
+        ctx->slots_desc = fi_mr_desc(ctx->slots_mr);
         ctx->bounce = aligned_alloc(4096, SHOAL_OFI_BOUNCE_SIZE);
         if (!ctx->bounce) {
             shoal_ofi_ctx_close(ctx);
@@ -101,9 +110,11 @@ void shoal_ofi_ctx_close(struct shoal_tctx *ctx)
     close_one(ctx->bounce_mr ? &ctx->bounce_mr->fid : NULL, "fi_close(bounce mr)");
     close_one(ctx->ep ? &ctx->ep->fid : NULL, "fi_close(ep)");
     close_one(ctx->cq ? &ctx->cq->fid : NULL, "fi_close(cq)");
-    close_one(ctx->cntr ? &ctx->cntr->fid : NULL, "fi_close(cntr)");
+    close_one(ctx->slots_mr ? &ctx->slots_mr->fid : NULL, "fi_close(slots mr)");
     free(ctx->bounce);
+    free(ctx->slots);
     free(ctx->unflushed);
+    free(ctx->contacted);
     pthread_mutex_destroy(&ctx->bounce_lock);
     pthread_mutex_destroy(&ctx->flush_lock);
     memset(ctx, 0, sizeof *ctx);

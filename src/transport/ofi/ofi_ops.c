@@ -1,7 +1,7 @@
 /* ofi_ops.c: put, get, atomics, fence and quiet over libfabric RMA.
  *
- * Every write and atomic asks for delivery completion, so an operation the
- * counter reports done is visible at the target: that is what quiet needs.
+ * Every write and atomic asks for delivery completion, so an operation
+ * counted done (ofi.h) is visible at the target: that is what quiet needs.
  * Small puts and non-fetching atomics are injected (the source is copied at
  * once); larger puts wait for their own completion so the source can be
  * reused; gets and fetching atomics wait for theirs. Where the provider
@@ -83,13 +83,19 @@ static shoal_status_t target_of(int pe, enum shoal_segment_id seg, size_t offset
 
 enum rma_kind { RMA_WRITE, RMA_READ };
 
-/* Counts an operation about to be posted (the counter will count it, so
- * issued grows first: a concurrent quiet may wait for it); any but a
- * signal the provider keeps in order (ordered_signal) raises plain_mark to
- * its count. */
+/* Completions a context may leave unread before a post reads them: where
+ * no progress thread drains the default queue, a loop of puts without a
+ * quiet would otherwise pile up their entries in the provider. */
+#define OFI_UNREAD_MAX 4096
+
+/* Counts an operation about to be posted (its completion entry will count
+ * it, so issued grows first: a concurrent quiet may wait for it); any but
+ * a signal the provider keeps in order (ordered_signal) raises plain_mark
+ * to its count. */
 static void count_post(struct shoal_tctx *ctx, int ordered_signal)
 {
     const uint64_t count = atomic_fetch_add(&ctx->issued, 1) + 1;
+    if (count - atomic_load_explicit(&ctx->done, memory_order_relaxed) > OFI_UNREAD_MAX) shoal_ofi_drain(ctx);
     if (ordered_signal) return;
     uint_fast64_t mark = atomic_load_explicit(&ctx->plain_mark, memory_order_relaxed);
     while (mark < count && !atomic_compare_exchange_weak(&ctx->plain_mark, &mark, count)) {
@@ -97,16 +103,20 @@ static void count_post(struct shoal_tctx *ctx, int ordered_signal)
 }
 
 /* Posts one RMA message of len bytes to pe, retrying while the provider's
- * queue is full. */
+ * queue is full. A write complete once injected (FI_INJECT_COMPLETE) that
+ * nobody waits for is not counted (ofi.h, completion model), once pe has
+ * been reached (contacted). */
 static ssize_t post_rma_msg(struct shoal_tctx *ctx, enum rma_kind kind, int pe, struct fi_msg_rma *msg, size_t len,
                             uint64_t flags, struct shoal_ofi_op *op, int ordered_signal)
 {
-    msg->context = op ? (void *)op : shoal_ofi_tag(pe);
-    if (op) {
+    const int counted = op || !(flags & FI_INJECT_COMPLETE) ||
+                        !atomic_load_explicit(&ctx->contacted[pe], memory_order_relaxed);
+    msg->context = op ? (void *)op : shoal_ofi_tag(pe, counted);
+    if (op) atomic_fetch_add(&op->pending, 1);
+    if (counted) {
         flags |= FI_COMPLETION;
-        atomic_fetch_add(&op->pending, 1);
+        count_post(ctx, ordered_signal);
     }
-    count_post(ctx, ordered_signal);
     ssize_t ret;
     unsigned n = 0, polls = 0;
     long long start = 0;
@@ -119,7 +129,7 @@ static ssize_t post_rma_msg(struct shoal_tctx *ctx, enum rma_kind kind, int pe, 
         shoal_ofi_deadline(&start, ++polls, call, pe);
     }
     if (ret) {
-        atomic_fetch_sub(&ctx->issued, 1);
+        if (counted) atomic_fetch_sub(&ctx->issued, 1);
         if (op) atomic_fetch_sub(&op->pending, 1);
         shoal_ofi_fatal("%s of %zu bytes to PE %d failed: %s (%zd)", call, len, pe, fi_strerror((int)-ret), ret);
     }
@@ -345,6 +355,25 @@ static ssize_t post_amo(struct shoal_tctx *ctx, const struct fi_msg_atomic *msg,
     return ret;
 }
 
+/* A free slot of ctx (ofi.h), claimed; waits for one to complete when all
+ * are in use. */
+static struct shoal_ofi_slot *take_slot(struct shoal_tctx *ctx, int pe)
+{
+    unsigned n = 0, polls = 0;
+    long long start = 0;
+    for (;;) {
+        struct shoal_ofi_slot *s = &ctx->slots[atomic_fetch_add(&ctx->slot_next, 1) % SHOAL_OFI_SLOTS];
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&s->op.pending, &idle, 1)) {
+            atomic_store(&s->op.err, 0);
+            return s;
+        }
+        shoal_ofi_poll(ctx);
+        shoal_ofi_backoff(&n);
+        shoal_ofi_deadline(&start, ++polls, "an atomic", pe);
+    }
+}
+
 static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
                           enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched, int signal)
 {
@@ -356,8 +385,25 @@ static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg,
     if (tst != SHOAL_OK) return tst;
     /* SET returns nothing; FETCH and CSWAP always need their answer. */
     const int fetching = op == SHOAL_AMO_FETCH || op == SHOAL_AMO_CSWAP || (fetched && op != SHOAL_AMO_SET);
-    const int inject = !fetching && elem <= shoal_ofi.inject_size;
-    const int bounce = shoal_ofi.mr_local && !inject;
+    if (!fetching) {
+        /* Not injected: the provider then reports its completion, which
+         * counts it for quiet and frees the operand's slot. */
+        struct shoal_ofi_slot *slot = take_slot(ctx, pe);
+        shoal_elem_store(slot->data, operand, elem);
+        struct fi_ioc ioc = {.addr = slot->data, .count = 1};
+        struct fi_rma_ioc rma = {.addr = t.raddr, .count = 1, .key = t.key};
+        void *desc = ctx->slots_desc;
+        struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr,
+                                    .rma_iov = &rma, .rma_iov_count = 1,
+                                    .datatype = elem == 4 ? FI_UINT32 : FI_UINT64, .op = fabric_op(op),
+                                    .context = &slot->op};
+        struct amo_bufs unused;
+        if (fetched) *fetched = 0;
+        return post_amo(ctx, &msg, op, &unused, desc, 0, FI_DELIVERY_COMPLETE | FI_COMPLETION, pe, signal)
+                   ? SHOAL_ERR_SYS
+                   : SHOAL_OK;
+    }
+    const int bounce = shoal_ofi.mr_local;
     struct amo_bufs local, *b = &local;
     void *desc = NULL;
     if (bounce) {
@@ -372,14 +418,13 @@ static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg,
     struct shoal_ofi_op wait = {0, 0, 0};
     struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr, .rma_iov = &rma,
                                 .rma_iov_count = 1, .datatype = elem == 4 ? FI_UINT32 : FI_UINT64,
-                                .op = fabric_op(op), .context = inject ? shoal_ofi_tag(pe) : (void *)&wait};
-    uint64_t flags = op == SHOAL_AMO_FETCH ? 0 : FI_DELIVERY_COMPLETE;
-    flags |= inject ? FI_INJECT : FI_COMPLETION;
-    if (!inject) atomic_store(&wait.pending, 1);
+                                .op = fabric_op(op), .context = &wait};
+    const uint64_t flags = (op == SHOAL_AMO_FETCH ? 0 : FI_DELIVERY_COMPLETE) | FI_COMPLETION;
+    atomic_store(&wait.pending, 1);
     shoal_status_t st = SHOAL_OK;
     if (post_amo(ctx, &msg, op, b, desc, fetching, flags, pe, signal))
         st = SHOAL_ERR_SYS;
-    else if (!inject)
+    else
         st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);
     if (fetched) *fetched = st == SHOAL_OK && fetching ? shoal_elem_load(&b->result, elem) : 0;
     if (bounce) pthread_mutex_unlock(&ctx->bounce_lock);
@@ -426,17 +471,20 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
         shoal_ofi_fence(on);
     }
     for (size_t done = 0; as_atomics && done < len;) {
-        const size_t chunk = len - done < shoal_ofi.inject_size ? len - done : shoal_ofi.inject_size;
-        /* Whole words where source, target and length allow: fewer elements to apply. */
-        const int words = ((uintptr_t)src + done) % 8 == 0 && (t.raddr + done) % 8 == 0 && chunk % 8 == 0;
-        struct fi_ioc ioc = {.addr = (char *)src + done, .count = words ? chunk / 8 : chunk};
+        const size_t most = shoal_ofi.inject_size < SHOAL_OFI_SLOT_BYTES ? shoal_ofi.inject_size : SHOAL_OFI_SLOT_BYTES;
+        const size_t chunk = len - done < most ? len - done : most;
+        /* Whole words where target and length allow: fewer elements to apply. */
+        const int words = (t.raddr + done) % 8 == 0 && chunk % 8 == 0;
+        struct shoal_ofi_slot *slot = take_slot(ctx, pe);
+        memcpy(slot->data, (const char *)src + done, chunk);
+        struct fi_ioc ioc = {.addr = slot->data, .count = words ? chunk / 8 : chunk};
         struct fi_rma_ioc rma = {.addr = t.raddr + done, .count = ioc.count, .key = t.key};
-        void *desc = NULL;
+        void *desc = ctx->slots_desc;
         struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr,
                                     .rma_iov = &rma, .rma_iov_count = 1, .datatype = words ? FI_UINT64 : FI_UINT8,
-                                    .op = FI_ATOMIC_WRITE, .context = shoal_ofi_tag(pe)};
+                                    .op = FI_ATOMIC_WRITE, .context = &slot->op};
         struct amo_bufs unused;
-        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, NULL, 0, FI_INJECT | FI_DELIVERY_COMPLETE, pe, !counted))
+        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, desc, 0, FI_DELIVERY_COMPLETE | FI_COMPLETION, pe, !counted))
             return SHOAL_ERR_SYS;
         done += chunk;
     }

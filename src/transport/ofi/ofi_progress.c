@@ -50,16 +50,20 @@ void shoal_ofi_backoff(unsigned *n)
     if (*n < OFI_YIELDS) (*n)++;
 }
 
+/* Counts an entry of ctx's queue; a failure's details come first, for
+ * the next fence or quiet to report (also of an uncounted write). */
 static void complete(struct shoal_tctx *ctx, void *context, int err, int prov)
 {
-    if (!context || ((uintptr_t)context & 1)) {
-        /* Nobody waits for it: its counter tells the next fence or quiet,
-         * which reports this error. */
-        if (err) {
-            atomic_store(&ctx->failed_prov, prov);
-            atomic_store(&ctx->failed_pe, context ? (int)((uintptr_t)context >> 1) : -1);
-            atomic_store(&ctx->failed_err, err);
-        }
+    const int tagged = !context || ((uintptr_t)context & 1);
+    if (err) {
+        atomic_store(&ctx->failed_prov, prov);
+        atomic_store(&ctx->failed_pe, context && tagged ? shoal_ofi_tag_pe(context) : -1);
+        atomic_store(&ctx->failed_err, err);
+    }
+    if (tagged) {
+        if (!err && context && shoal_ofi_tag_counted(context))
+            atomic_store_explicit(&ctx->contacted[shoal_ofi_tag_pe(context)], 1, memory_order_relaxed);
+        if (err || (context && shoal_ofi_tag_counted(context))) atomic_fetch_add(err ? &ctx->failed : &ctx->done, 1);
         return;
     }
     struct shoal_ofi_op *op = context;
@@ -67,6 +71,7 @@ static void complete(struct shoal_tctx *ctx, void *context, int err, int prov)
         int none = 0;
         if (atomic_compare_exchange_strong(&op->err, &none, err)) atomic_store(&op->prov, prov);
     }
+    atomic_fetch_add(err ? &ctx->failed : &ctx->done, 1);
     /* The owner may return as soon as this reaches zero: touch op no more. */
     atomic_fetch_sub_explicit(&op->pending, 1, memory_order_release);
 }
@@ -84,11 +89,15 @@ static void handle(struct shoal_tctx *ctx, ssize_t n, struct fi_cq_entry *entrie
     }
 }
 
+/* Reads what ctx's queue holds, a batch more while batches come full. */
 void shoal_ofi_drain(struct shoal_tctx *ctx)
 {
     struct fi_cq_entry entries[OFI_CQ_BATCH];
-    ssize_t n = fi_cq_read(ctx->cq, entries, OFI_CQ_BATCH);
-    if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
+    ssize_t n;
+    do {
+        n = fi_cq_read(ctx->cq, entries, OFI_CQ_BATCH);
+        if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
+    } while (n == OFI_CQ_BATCH);
 }
 
 /* One step of a thread waiting for ctx: its own endpoint, and the default
@@ -343,7 +352,7 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
     for (;;) {
         shoal_ofi_poll(ctx);
         const uint64_t posted = atomic_load(&ctx->issued);
-        uint64_t done = fi_cntr_read(ctx->cntr), failed = fi_cntr_readerr(ctx->cntr);
+        uint64_t done = atomic_load(&ctx->done), failed = atomic_load(&ctx->failed);
         const uint64_t issued = atomic_load(&ctx->issued);
         if (done + failed >= issued) {
             /* Nothing posted meanwhile: every operation counted so far is
@@ -355,8 +364,7 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
             own_wait_end(ctx, began);
             uint64_t before = atomic_exchange(&ctx->errors_reported, failed);
             if (failed <= before) return SHOAL_OK;
-            /* The error entry may trail the counter: read what is queued. */
-            shoal_ofi_drain(ctx);
+            /* complete() stored the details before it counted the failure. */
             int err = atomic_load(&ctx->failed_err), pe = atomic_load(&ctx->failed_pe);
             char text[128], who[32] = "";
             prov_text(ctx, atomic_load(&ctx->failed_prov), text, sizeof text);
