@@ -2,9 +2,10 @@
  *
  * Every write and atomic asks for delivery completion, so an operation
  * counted done (ofi.h) is visible at the target: that is what quiet needs.
- * Small puts and non-fetching atomics are injected (the source is copied at
- * once); larger puts wait for their own completion so the source can be
- * reused; gets and fetching atomics wait for theirs. Where the provider
+ * Small puts are injected (the source is copied at once) and non-fetching
+ * atomics copy their operand into a slot of the context (ofi.h); larger
+ * puts wait for their own completion so the source can be reused; gets and
+ * fetching atomics wait for theirs. Where the provider
  * processes writes in the order posted to a peer (writes_ordered), small
  * puts are the exception: they complete once injected, the target answers
  * nothing for them, and fence and quiet make them visible with one more
@@ -447,12 +448,12 @@ shoal_status_t shoal_ofi_signal(int pe, enum shoal_segment_id seg, size_t offset
 }
 
 /* Data and signal as atomics, which the provider applies in order
- * (FI_ORDER_ATOMIC_WAW): the data as injected atomic writes of up to the
- * inject size each, then the signal. Between an RMA write and an atomic
- * tcp;ofi_rxm promises no order (no FI_ORDER_WAW), so a put needs a fence,
- * a wait for its round trip, before its signal. Larger data take that way:
- * an atomic write is applied element by element and needs its source
- * until the target answers unless injected. */
+ * (FI_ORDER_ATOMIC_WAW): the data as atomic writes of up to the inject size
+ * each, copied into slots (ofi.h), then the signal. Between an RMA write
+ * and an atomic tcp;ofi_rxm promises no order (no FI_ORDER_WAW), so a put
+ * needs a fence, a wait for its round trip, before its signal. Larger data
+ * take that way: an atomic write is applied element by element and holds
+ * its slot until the target answers. */
 shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enum shoal_segment_id seg,
                                     size_t offset, const void *src, size_t len, enum shoal_segment_id sig_seg,
                                     size_t sig_offset, enum shoal_amo_op op, uint64_t operand)
