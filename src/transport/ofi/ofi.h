@@ -2,9 +2,9 @@
  *
  * One fabric, domain, address vector and set of memory registrations per PE.
  * Every transport context owns one endpoint with its own completion queue,
- * so a quiet waits only for that context's operations; peers
- * address the default context's endpoint, which is the one a progress
- * thread (and the runtime's waits) drive for incoming operations.
+ * so a quiet waits only for that context's operations; peers address the
+ * default context's endpoint, which is the one a progress thread (and the
+ * runtime's waits) drive for incoming operations.
  *
  * Completion model: every operation but writes complete once injected asks
  * for a completion queue entry and counts on its context (issued against
@@ -15,11 +15,12 @@
  * context; whichever thread reads the entry marks the op done. Injected
  * writes that need no answer (flags and, where writes are ordered, small
  * puts, which fence and quiet make visible with a flush: ofi_ops.c) ask for
- * nothing and are not counted. No counter is bound: with one, ofi_rxm sends
- * even those writes through a buffer whose completion the transport reaps,
- * and the default queue's wait object turns each completion into a system
- * call on a signal descriptor and one more where it is read (2 PEs on one
- * host, barrier_all 23-33 -> 20-24 us). Their failures still come as error
+ * nothing and are not counted (after the first: contacted, below). No
+ * counter is bound: with one, ofi_rxm sends even those writes through a
+ * buffer whose completion the transport reaps, and the default queue's
+ * wait object turns each completion into a system call on a signal
+ * descriptor and one more where it is read (2 PEs on one host, barrier_all
+ * 28.9 -> 21.7 us: docs/design.md). Their failures still come as error
  * entries, counted as failed. An operation that fails, or waits longer than
  * SHMEM_FABRIC_TIMEOUT, ends the job through setup->fatal with one line
  * naming it and the PE.
