@@ -375,6 +375,26 @@ static struct shoal_ofi_slot *take_slot(struct shoal_tctx *ctx, int pe)
     }
 }
 
+/* Posts a non-fetching atomic of count elements of type dt at raddr of t,
+ * from a slot holding the bytes at data: the caller returns at once, and
+ * the completion counts it and frees the slot. */
+static shoal_status_t post_from_slot(struct shoal_tctx *ctx, const struct target *t, uint64_t raddr,
+                                     const void *data, size_t bytes, enum fi_datatype dt, size_t count,
+                                     enum fi_op fop, enum shoal_amo_op op, int signal)
+{
+    struct shoal_ofi_slot *slot = take_slot(ctx, t->pe);
+    memcpy(slot->data, data, bytes);
+    struct fi_ioc ioc = {.addr = slot->data, .count = count};
+    struct fi_rma_ioc rma = {.addr = raddr, .count = count, .key = t->key};
+    void *desc = ctx->slots_desc;
+    struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t->addr, .rma_iov = &rma,
+                                .rma_iov_count = 1, .datatype = dt, .op = fop, .context = &slot->op};
+    struct amo_bufs unused;
+    return post_amo(ctx, &msg, op, &unused, desc, 0, FI_DELIVERY_COMPLETE | FI_COMPLETION, t->pe, signal)
+               ? SHOAL_ERR_SYS
+               : SHOAL_OK;
+}
+
 static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg, size_t offset, size_t elem,
                           enum shoal_amo_op op, uint64_t operand, uint64_t cond, uint64_t *fetched, int signal)
 {
@@ -387,22 +407,12 @@ static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg,
     /* SET returns nothing; FETCH and CSWAP always need their answer. */
     const int fetching = op == SHOAL_AMO_FETCH || op == SHOAL_AMO_CSWAP || (fetched && op != SHOAL_AMO_SET);
     if (!fetching) {
-        /* Not injected: the provider then reports its completion, which
-         * counts it for quiet and frees the operand's slot. */
-        struct shoal_ofi_slot *slot = take_slot(ctx, pe);
-        shoal_elem_store(slot->data, operand, elem);
-        struct fi_ioc ioc = {.addr = slot->data, .count = 1};
-        struct fi_rma_ioc rma = {.addr = t.raddr, .count = 1, .key = t.key};
-        void *desc = ctx->slots_desc;
-        struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr,
-                                    .rma_iov = &rma, .rma_iov_count = 1,
-                                    .datatype = elem == 4 ? FI_UINT32 : FI_UINT64, .op = fabric_op(op),
-                                    .context = &slot->op};
-        struct amo_bufs unused;
+        /* Not injected: the provider then reports its completion. */
+        uint64_t value;
+        shoal_elem_store(&value, operand, elem);
         if (fetched) *fetched = 0;
-        return post_amo(ctx, &msg, op, &unused, desc, 0, FI_DELIVERY_COMPLETE | FI_COMPLETION, pe, signal)
-                   ? SHOAL_ERR_SYS
-                   : SHOAL_OK;
+        return post_from_slot(ctx, &t, t.raddr, &value, elem, elem == 4 ? FI_UINT32 : FI_UINT64, 1, fabric_op(op), op,
+                              signal);
     }
     const int bounce = shoal_ofi.mr_local;
     struct amo_bufs local, *b = &local;
@@ -427,7 +437,7 @@ static shoal_status_t amo(shoal_tctx_t *tctx, int pe, enum shoal_segment_id seg,
         st = SHOAL_ERR_SYS;
     else
         st = shoal_ofi_wait_op(ctx, &wait, "atomic", pe);
-    if (fetched) *fetched = st == SHOAL_OK && fetching ? shoal_elem_load(&b->result, elem) : 0;
+    if (fetched) *fetched = st == SHOAL_OK ? shoal_elem_load(&b->result, elem) : 0;
     if (bounce) pthread_mutex_unlock(&ctx->bounce_lock);
     return st;
 }
@@ -476,17 +486,9 @@ shoal_status_t shoal_ofi_put_signal(shoal_tctx_t *tctx, int counted, int pe, enu
         const size_t chunk = len - done < most ? len - done : most;
         /* Whole words where target and length allow: fewer elements to apply. */
         const int words = (t.raddr + done) % 8 == 0 && chunk % 8 == 0;
-        struct shoal_ofi_slot *slot = take_slot(ctx, pe);
-        memcpy(slot->data, (const char *)src + done, chunk);
-        struct fi_ioc ioc = {.addr = slot->data, .count = words ? chunk / 8 : chunk};
-        struct fi_rma_ioc rma = {.addr = t.raddr + done, .count = ioc.count, .key = t.key};
-        void *desc = ctx->slots_desc;
-        struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = t.addr,
-                                    .rma_iov = &rma, .rma_iov_count = 1, .datatype = words ? FI_UINT64 : FI_UINT8,
-                                    .op = FI_ATOMIC_WRITE, .context = &slot->op};
-        struct amo_bufs unused;
-        if (post_amo(ctx, &msg, SHOAL_AMO_SET, &unused, desc, 0, FI_DELIVERY_COMPLETE | FI_COMPLETION, pe, !counted))
-            return SHOAL_ERR_SYS;
+        st = post_from_slot(ctx, &t, t.raddr + done, (const char *)src + done, chunk, words ? FI_UINT64 : FI_UINT8,
+                            words ? chunk / 8 : chunk, FI_ATOMIC_WRITE, SHOAL_AMO_SET, !counted);
+        if (st != SHOAL_OK) return st;
         done += chunk;
     }
     return amo(on, pe, sig_seg, sig_offset, 8, op, operand, 0, NULL, !counted);
