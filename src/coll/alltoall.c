@@ -142,7 +142,7 @@ static shoal_status_t pairwise(struct shoal_group *g, struct shoal_coll_buf dest
         }
         if (st == SHOAL_OK) st = s;
     }
-    for (int k = 1; k < n; k++) (void)shoal_coll_line_receive(g, p, k - 1, tag);
+    for (int k = 1; k < n; k++) (void)shoal_coll_line_receive(g, p, k - 1, tag, 0);
     return st;
 }
 

@@ -66,7 +66,7 @@ static shoal_status_t rounds_into_dests(struct shoal_group *g, struct shoal_coll
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         s = shoal_coll_line_send(g, to, p, r, tag, NULL, 0);
         if (st == SHOAL_OK) st = s;
-        (void)shoal_coll_line_receive(g, p, r, tag);
+        (void)shoal_coll_line_receive(g, p, r, tag, 0);
     }
     return st;
 }
@@ -95,7 +95,7 @@ static shoal_status_t bruck_in_lines(struct shoal_group *g, unsigned char *held,
         const size_t len = (size_t)(d < n - d ? d : n - d) * bytes;
         shoal_status_t s = shoal_coll_line_send(g, (me - d + n) % n, p, r, tag, held, len);
         if (st == SHOAL_OK) st = s;
-        memcpy(held + (size_t)d * bytes, shoal_coll_line_receive(g, p, r, tag), len);
+        memcpy(held + (size_t)d * bytes, shoal_coll_line_receive(g, p, r, tag, len), len);
     }
     return st;
 }
@@ -201,7 +201,7 @@ shoal_status_t shoal_coll_alltoall_bruck(struct shoal_group *g, struct shoal_col
         }
         shoal_status_t s = shoal_coll_line_send(g, (me + d) % n, p, r, tag, line, len);
         if (st == SHOAL_OK) st = s;
-        const unsigned char *got = shoal_coll_line_receive(g, p, r, tag);
+        const unsigned char *got = shoal_coll_line_receive(g, p, r, tag, len);
         len = 0;
         for (int k = d; k < n; k++) {
             if (!(k & d)) continue;

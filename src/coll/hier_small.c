@@ -169,7 +169,8 @@ shoal_status_t shoal_coll_fcollect_hier(struct shoal_group *g, struct shoal_coll
         memcpy(out + (size_t)h.order[q] * bytes, mine + (size_t)(q - first) * bytes, bytes);
     for (int k = 1; k < h.hosts; k++) {
         const int from = (h.host + h.hosts - k) % h.hosts;
-        const unsigned char *line = shoal_coll_line_receive(g, p, from, tag);
+        const unsigned char *line =
+            shoal_coll_line_receive(g, p, from, tag, (size_t)(h.start[from + 1] - h.start[from]) * bytes);
         for (int q = h.start[from]; q < h.start[from + 1]; q++)
             memcpy(out + (size_t)h.order[q] * bytes, line + (size_t)(q - h.start[from]) * bytes, bytes);
     }

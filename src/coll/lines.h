@@ -54,25 +54,32 @@ static inline uint64_t shoal_coll_lines_begin(struct shoal_group *g, int *set)
     return ++*g->epoch;
 }
 
-/* Data and tag in one message where the transport can (word.h, flag). A
- * release store orders a direct copy: at most SHOAL_RD_BYTES, far below
- * where memcpy turns to non-temporal stores. */
+/* Data and tag in one message where the transport can (word.h, flag). The
+ * data go to the end of the line's data, right before the tag, so the two
+ * are one contiguous write: a fabric then sends them as one injected
+ * message (transport/ofi/ofi_ops.c, flag_in_one_write). Their start stays
+ * aligned to any element size that divides SHOAL_RD_BYTES. The tag stays
+ * in place, so no earlier call's data can pose as it. A release store
+ * orders a direct copy: at most SHOAL_RD_BYTES, far below where memcpy
+ * turns to non-temporal stores. */
 static inline shoal_status_t shoal_coll_line_send(const struct shoal_group *g, int rank, int p, int i, uint64_t tag,
                                                   const void *data, size_t bytes)
 {
     const size_t at = shoal_coll_line_off(g, p, i);
-    return shoal_word_flag_fenced(SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, data), data, bytes,
-                                  SHOAL_SEG_HEAP, at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank),
-                                  tag, NULL);
+    return shoal_word_flag_fenced(SHOAL_SEG_HEAP, at + SHOAL_RD_BYTES - bytes, data, bytes, SHOAL_SEG_HEAP,
+                                  at + offsetof(struct shoal_rd_line, tag), shoal_group_pe(g, rank), tag, NULL);
 }
 
-static inline const unsigned char *shoal_coll_line_receive(const struct shoal_group *g, int p, int i, uint64_t tag)
+/* Waits for the call's tag on line i of set p; returns the bytes its
+ * writer sent (the same count as shoal_coll_line_send's). */
+static inline const unsigned char *shoal_coll_line_receive(const struct shoal_group *g, int p, int i, uint64_t tag,
+                                                           size_t bytes)
 {
     const struct shoal_rd_line *line =
         shoal_route_direct(SHOAL_SEG_HEAP, shoal_coll_line_off(g, p, i), shoal_group_pe(g, g->rank));
     struct shoal_backoff b = {0};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag);
-    return line->data;
+    return line->data + SHOAL_RD_BYTES - bytes;
 }
 
 /* Recursive doubling among n participants (rd.c, scan_rd.c): with p the

@@ -32,11 +32,11 @@ shoal_status_t shoal_coll_rd_among(struct shoal_group *g, uint64_t tag, int p, c
     int vrank;
     if (me < 2 * rem && !(me & 1)) {
         st = shoal_coll_line_send(g, RANK(me + 1), p, SHOAL_LINE_PRE, tag, acc, bytes);
-        memcpy(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag), bytes);
+        memcpy(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag, bytes), bytes);
         return st;
     }
     if (me < 2 * rem) {
-        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag), 1, bytes, es, combine);
+        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag, bytes), 1, bytes, es, combine);
         vrank = me / 2;
     } else {
         vrank = me - rem;
@@ -45,7 +45,7 @@ shoal_status_t shoal_coll_rd_among(struct shoal_group *g, uint64_t tag, int p, c
         const int partner = shoal_coll_rd_participant(vrank ^ d, rem);
         shoal_status_t s = shoal_coll_line_send(g, RANK(partner), p, r, tag, acc, bytes);
         if (st == SHOAL_OK) st = s;
-        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, r, tag), partner < me, bytes, es, combine);
+        shoal_coll_rd_combine(acc, shoal_coll_line_receive(g, p, r, tag, bytes), partner < me, bytes, es, combine);
     }
     if (me < 2 * rem) {
         shoal_status_t s = shoal_coll_line_send(g, RANK(me - 1), p, SHOAL_LINE_POST, tag, acc, bytes);

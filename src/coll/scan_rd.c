@@ -70,14 +70,14 @@ shoal_status_t shoal_coll_scan_rd_local(struct shoal_group *g, unsigned char *ou
     if (me < 2 * rem && !(me & 1)) {
         /* Paired even member: the odd one above holds the pair's block. */
         st = shoal_coll_line_send(g, me + 1, p, SHOAL_LINE_PRE, tag, own, bytes);
-        memcpy(ex, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag), bytes);
+        memcpy(ex, shoal_coll_line_receive(g, p, SHOAL_LINE_POST, tag, bytes), bytes);
         const int have_ex = me > 0; /* the first pair has nothing below it */
         write_result(out, ex, have_ex, own, inclusive, bytes, es, sum);
         return st;
     }
     int vrank;
     if (me < 2 * rem) {
-        memcpy(lower, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag), bytes);
+        memcpy(lower, shoal_coll_line_receive(g, p, SHOAL_LINE_PRE, tag, bytes), bytes);
         prefix_then(part, lower, 1, own, bytes, es, sum);
         vrank = me / 2;
     } else {
@@ -89,7 +89,7 @@ shoal_status_t shoal_coll_scan_rd_local(struct shoal_group *g, unsigned char *ou
         const int vpartner = vrank ^ d, partner = shoal_coll_rd_participant(vpartner, rem);
         shoal_status_t s = shoal_coll_line_send(g, partner, p, r, tag, part, bytes);
         if (st == SHOAL_OK) st = s;
-        const unsigned char *in = shoal_coll_line_receive(g, p, r, tag);
+        const unsigned char *in = shoal_coll_line_receive(g, p, r, tag, bytes);
         if (vpartner < vrank) {
             if (have_ex)
                 shoal_coll_rd_combine(ex, in, 1, bytes, es, sum);

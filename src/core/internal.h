@@ -25,10 +25,13 @@
 #define SHOAL_RD_BYTES 256
 #define SHOAL_RD_ROUNDS 16
 #define SHOAL_RD_LINES (SHOAL_RD_ROUNDS + 2)
+/* A call's data end where the tag begins (coll/lines.h): data and tag are
+ * one contiguous write, which a fabric can send as one injected message. */
 struct shoal_rd_line {
-    _Alignas(64) uint64_t tag; /* epoch of the call whose data the line holds */
     _Alignas(64) unsigned char data[SHOAL_RD_BYTES];
+    uint64_t tag; /* epoch of the call whose data the line holds */
 };
+_Static_assert(offsetof(struct shoal_rd_line, tag) == SHOAL_RD_BYTES, "a line's tag follows its data");
 
 /* One team's synchronisation words: one cache line per barrier round (each
  * line has a single remote writer), then auxiliary words for collectives,

@@ -529,6 +529,17 @@ static int flag_in_one_write(struct shoal_tctx *ctx, int pe, enum shoal_segment_
     const int inject = len + sizeof value <= shoal_ofi.inject_size;
     if (*st == SHOAL_OK && (len > d.room || (!inject && shoal_ofi.mr_local))) return 0;
     if (*st != SHOAL_OK) return 1;
+    if (inject && flag_seg == seg && flag_offset == offset + len) {
+        /* The flag right after the data (a collective's line, coll/lines.h):
+         * one target, which ofi_rxm injects straight into its connection;
+         * a write of two targets it always sends through its own buffer
+         * and a completion. */
+        unsigned char line[SHOAL_OFI_FLAG_INJECT_MAX + sizeof value];
+        memcpy(line, src, len);
+        memcpy(line + len, &value, sizeof value);
+        if (post_rma(ctx, RMA_WRITE, d, line, len + sizeof value, NULL, flags, NULL, 1)) *st = SHOAL_ERR_SYS;
+        return 1;
+    }
     struct iovec iov[2] = {{.iov_base = (void *)src, .iov_len = len}, {.iov_base = &value, .iov_len = sizeof value}};
     struct fi_rma_iov rma[2] = {{.addr = d.raddr, .len = len, .key = d.key},
                                 {.addr = f.raddr, .len = sizeof value, .key = f.key}};
