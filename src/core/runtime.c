@@ -181,7 +181,9 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     st = rt->transport->init(&rt->transport_setup);
     if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", "ofi (libfabric)");
     rt->fabric = 1;
-    rt->amo_fabric = 1;
+    /* Where the fabric's atomics are not CPU atomics at the target (a NIC
+     * applies them), this PE's own and on-host atomics go through it too. */
+    rt->amo_fabric = !rt->transport_setup.atomics_by_cpu;
     return SHOAL_OK;
 #else
     snprintf(err, errlen, "%s, but this build has no libfabric transport",

@@ -58,6 +58,11 @@ struct shoal_transport_setup {
     /* Where this PE accepts its peers' operations ("tls 10.0.0.1:41234 on
      * veth0 (...)"), filled by the transport's init for SHMEM_INFO. */
     char listen[200];
+    /* Filled by the transport's init: nonzero where the target applies
+     * peers' atomics with the CPU's atomic instructions on its own memory
+     * (tls; ofi_rxm's software atomics), so they are atomic with respect to
+     * CPU atomics there and on-host atomics may stay direct. */
+    int atomics_by_cpu;
 };
 
 /* A transport context: independent ordering and completion (one fabric

@@ -186,7 +186,7 @@ int shoal_ofi_probe_hardware(char *name, size_t len)
 }
 
 /* Checks what the chosen provider demands and records how to honour it. */
-static shoal_status_t check_provider(void)
+static shoal_status_t check_provider(struct shoal_transport_setup *setup)
 {
     struct fi_info *info = shoal_ofi.info;
     uint64_t mode = (uint64_t)info->domain_attr->mr_mode;
@@ -235,6 +235,12 @@ static shoal_status_t check_provider(void)
      * targets, one after the other: a tag named last lands after the data
      * named before it. Elsewhere a flag's data and tag stay two writes. */
     const char *prov = info->fabric_attr->prov_name;
+    /* ofi_rxm applies a peer's atomic in the target's progress with
+     * libfabric's software handlers, which use the compiler's atomic
+     * builtins (util_atomic.c, where the compiler has them: every compiler
+     * Shoal builds with), so they are CPU atomics on the target's memory. */
+    const char *rxm = strstr(prov, ";ofi_rxm");
+    setup->atomics_by_cpu = rxm && rxm[8] == '\0';
     shoal_ofi.flag_one_write = shoal_ofi.writes_ordered && (!strcmp(prov, "tcp") || !strcmp(prov, "tcp;ofi_rxm")) &&
                                info->tx_attr->iov_limit >= 2 && info->tx_attr->rma_iov_limit >= 2 &&
                                shoal_ofi.inject_size > sizeof(uint64_t);
@@ -243,12 +249,13 @@ static shoal_status_t check_provider(void)
         fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_WRITE, &words) == 0 && words >= shoal_ofi.inject_size / 8)
         shoal_ofi.signal_data_max = 4 * shoal_ofi.inject_size;
     shoal_debug("ofi", "provider %s, domain %s, mr_mode 0x%llx, inject %zu, max message %zu, put_signal as atomics up "
-                "to %zu, small puts %s, flags with data %s, progress %s",
+                "to %zu, small puts %s, flags with data %s, progress %s, on-host atomics %s",
                 info->fabric_attr->prov_name, info->domain_attr->name, (unsigned long long)mode,
                 shoal_ofi.inject_size, shoal_ofi.max_msg, shoal_ofi.signal_data_max,
                 shoal_ofi.writes_ordered ? "unanswered (ordered writes)" : "answered by the target",
                 shoal_ofi.flag_one_write ? "in one write" : "data then tag",
-                info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+                info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
+                setup->atomics_by_cpu ? "direct (the target's CPU applies fabric atomics)" : "through the fabric");
     return SHOAL_OK;
 }
 
@@ -442,7 +449,7 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     st = shoal_ofi_ctx_open(&shoal_ofi.dflt, 1);
     if (st != SHOAL_OK) goto fail;
     atomic_store(&shoal_ofi.dflt.ready, 1);
-    st = check_provider();
+    st = check_provider(setup);
     if (st != SHOAL_OK) goto fail;
     st = shoal_ofi_register_segments(setup);
     if (st != SHOAL_OK) goto fail;

@@ -50,6 +50,7 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     char err[300], rule[100], peer_host[256], ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX];
     shoal_status_t st;
     shoal_tls.setup = setup;
+    setup->atomics_by_cpu = 1; /* the target's CPU applies them (tls_server.c) */
     shoal_tls.my_pe = setup->my_pe;
     shoal_tls.n_pes = setup->n_pes;
     /* Where PEs outnumber cores readers yield between their polls
