@@ -167,13 +167,12 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     st = choose_fabric(rt, mode, &which, err, errlen);
     if (st != SHOAL_OK) return st;
     if (!strcmp(which, "tls")) {
-        /* The target applies atomics as CPU atomics on its own memory, so
-         * on-host atomics stay direct. */
         rt->transport = &shoal_transport_tls;
         st = rt->transport->init(&rt->transport_setup);
         if (st != SHOAL_OK)
             return fail(st, err, errlen, "the %s transport failed to start: %s", "tls (encrypted TCP)");
         rt->fabric = 1; /* waits call its progress */
+        rt->amo_fabric = !rt->transport_setup.atomics_by_cpu; /* 0: its server threads use CPU atomics */
         return SHOAL_OK;
     }
 #ifdef SHOAL_HAVE_OFI

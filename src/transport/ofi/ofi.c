@@ -239,8 +239,9 @@ static shoal_status_t check_provider(struct shoal_transport_setup *setup)
      * libfabric's software handlers, which use the compiler's atomic
      * builtins (util_atomic.c, where the compiler has them: every compiler
      * Shoal builds with), so they are CPU atomics on the target's memory. */
-    const char *rxm = strstr(prov, ";ofi_rxm");
-    setup->atomics_by_cpu = rxm && rxm[8] == '\0';
+    static const char rxm[] = ";ofi_rxm";
+    const size_t prov_len = strlen(prov);
+    setup->atomics_by_cpu = prov_len > sizeof rxm - 1 && !strcmp(prov + prov_len - (sizeof rxm - 1), rxm);
     shoal_ofi.flag_one_write = shoal_ofi.writes_ordered && (!strcmp(prov, "tcp") || !strcmp(prov, "tcp;ofi_rxm")) &&
                                info->tx_attr->iov_limit >= 2 && info->tx_attr->rma_iov_limit >= 2 &&
                                shoal_ofi.inject_size > sizeof(uint64_t);
