@@ -282,6 +282,12 @@ void shoal_backoff_slow(struct shoal_backoff *b)
     }
     const unsigned long past = b->polls - 1 - (b->polls - 1 < spin ? b->polls - 1 : spin);
     if (past == 0) missed++;
+    /* Every PE whose store ends the wait reaches this PE's memory (a host
+     * member awaiting its leader's release, a leader its members'
+     * arrivals): the fabric brings nothing the wait needs. */
+    const int direct = b->writers_direct || (b->waits_on && shoal_rt.peers[b->waits_on - 1].direct);
+    /* ... and the fabric's threads serve peers' operations meanwhile. */
+    const int fabric_idle = direct && shoal_backoff_progress_optional;
     if (shoal_backoff_oversubscribed) {
         shoal_backoff_recount();
         /* Fewer PEs awake than cores now: back to spinning. */
@@ -295,11 +301,20 @@ void shoal_backoff_slow(struct shoal_backoff *b)
          * them parked (2x2 namespace hosts on 2 cores, 3 alternating runs:
          * ofi fcollect 716-946 -> 445-531 us, sum 668-1120 -> 486-760; tls
          * barrier 89-102 -> 68-77). Elsewhere a yielding wait hands them
-         * its operations (ping-pong, where that was measured no better). */
+         * its operations (ping-pong, where that was measured no better).
+         * A wait the fabric cannot end drives it every 4th yield only: its
+         * lease holds (peers' operations wait a few yields at most) at a
+         * quarter of the system calls (libfabric's progress makes three),
+         * which the PEs it yields to had to wait out (2x2 as above, tls
+         * and ofi alternating, 10 runs each, medians: ofi barrier 44.2 ->
+         * 37.1 us, fcollect 50.5 -> 37.4, sum 45.4 -> 35.5; tls barrier
+         * 35.3 -> 31.1, fcollect 40.5 -> 30.0, sum 29.2 -> 28.2). Ending
+         * the lease instead cost more than it saved: the leader's next
+         * wait, through the fabric, took it back and woke the threads. */
         const long long mark = shoal_backoff_incoming ? shoal_backoff_incoming() : 0;
-        if (__atomic_load_n(&pol.yields_serve, __ATOMIC_RELAXED) && shoal_backoff_progress)
-            shoal_backoff_progress();
-        else if (shoal_backoff_rest)
+        if (__atomic_load_n(&pol.yields_serve, __ATOMIC_RELAXED) && shoal_backoff_progress) {
+            if (!fabric_idle || (past & 3) == 3) shoal_backoff_progress();
+        } else if (shoal_backoff_rest)
             shoal_backoff_rest();
         /* What that applied may end the wait: the caller looks before the
          * yield, which would cost a turn of every PE on this core (the
@@ -323,8 +338,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
      * word that PEs of this host write (a host member waiting for its
      * leader's release, a leader for its members' arrivals) sleeps until
      * one rings it. */
-    const int rung = (b->writers_direct || (b->waits_on && shoal_rt.peers[b->waits_on - 1].direct)) &&
-                     (!shoal_backoff_progress || shoal_backoff_progress_optional);
+    const int rung = direct && (!shoal_backoff_progress || shoal_backoff_progress_optional);
     if (!shoal_wake_word_of(shoal_rt.my_pe) ||
         (!rung && (shoal_backoff_progress || pol.transport_writers))) {
         count_nap(b);
