@@ -304,7 +304,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
          * its operations (ping-pong, where that was measured no better).
          * A wait the fabric cannot end drives it every 4th yield only: its
          * lease holds (peers' operations wait a few yields at most) at a
-         * quarter of the system calls (libfabric's progress makes three),
+         * quarter of the system calls (two or three each over ofi_rxm),
          * which the PEs it yields to had to wait out (2x2 as above, tls
          * and ofi alternating, 10 runs each, medians: ofi barrier 44.2 ->
          * 37.1 us, fcollect 50.5 -> 37.4, sum 45.4 -> 35.5; tls barrier

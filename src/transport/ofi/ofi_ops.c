@@ -611,10 +611,10 @@ void shoal_ofi_quiet(shoal_tctx_t *tctx)
          * progress even with nothing to wait for, as it always did; on the
          * default context only every 8th time where the progress thread
          * serves peers meanwhile. Every barrier_all starts with a quiet,
-         * and an empty drive is three epoll_wait calls (2 namespace hosts x
-         * 2 PEs on 2 cores, 8 alternations, medians: barrier 34.5 -> 29.7
-         * us, fcollect 33.2 -> 30.7; one host, 2 PEs: barrier 12.0 ->
-         * 10.8). */
+         * and an empty drive is two or three epoll_wait calls (2
+         * namespace hosts x 2 PEs on 2 cores, 8 alternations, medians:
+         * barrier 34.5 -> 29.7 us, fcollect 33.2 -> 30.7; one host, 2
+         * PEs: barrier 12.0 -> 10.8). */
         if (only_signals(ctx)) {
             static _Thread_local unsigned calls;
             if (!(shoal_ofi.thread_started && ctx == &shoal_ofi.dflt) || (++calls & 7) == 0) shoal_ofi_poll(ctx);
