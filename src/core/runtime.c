@@ -166,29 +166,28 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     const char *which;
     st = choose_fabric(rt, mode, &which, err, errlen);
     if (st != SHOAL_OK) return st;
+    const char *what = "tls (encrypted TCP)";
     if (!strcmp(which, "tls")) {
         rt->transport = &shoal_transport_tls;
-        st = rt->transport->init(&rt->transport_setup);
-        if (st != SHOAL_OK)
-            return fail(st, err, errlen, "the %s transport failed to start: %s", "tls (encrypted TCP)");
-        rt->fabric = 1; /* waits call its progress */
-        rt->amo_fabric = !rt->transport_setup.atomics_by_cpu; /* 0: its server threads use CPU atomics */
-        return SHOAL_OK;
-    }
+    } else {
 #ifdef SHOAL_HAVE_OFI
-    rt->transport = &shoal_transport_ofi;
+        rt->transport = &shoal_transport_ofi;
+        what = "ofi (libfabric)";
+#else
+        snprintf(err, errlen, "%s, but this build has no libfabric transport",
+                 force_fabric ? "SHMEM_TRANSPORT=ofi" : "the job spans hosts");
+        return SHOAL_ERR_INVAL;
+#endif
+    }
     st = rt->transport->init(&rt->transport_setup);
-    if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", "ofi (libfabric)");
-    rt->fabric = 1;
-    /* Where the fabric's atomics are not CPU atomics at the target (a NIC
-     * applies them), this PE's own and on-host atomics go through it too. */
+    if (st != SHOAL_OK) return fail(st, err, errlen, "the %s transport failed to start: %s", what);
+    rt->fabric = 1; /* waits call its progress */
+    /* Where the target's CPU applies peers' atomics (tls's server threads,
+     * ofi_rxm's software handlers) they are atomic with this PE's own CPU
+     * atomics, so on-host ones stay direct; where a NIC applies them, this
+     * PE's own and on-host atomics go through the fabric too. */
     rt->amo_fabric = !rt->transport_setup.atomics_by_cpu;
     return SHOAL_OK;
-#else
-    snprintf(err, errlen, "%s, but this build has no libfabric transport",
-             force_fabric ? "SHMEM_TRANSPORT=ofi" : "the job spans hosts");
-    return SHOAL_ERR_INVAL;
-#endif
 }
 
 /* Problems every PE checks before it knows its peers; after the bootstrap
