@@ -133,7 +133,29 @@ def floor_line(med, setup):
         half = peer * TARGET["sync"][1]
         where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
-    return [line, ""] + provider_floor_lines(med, setup)
+    return [line, ""] + sealed_floor_lines(med, setup) + provider_floor_lines(med, setup)
+
+
+def sealed_floor_lines(med, setup):
+    """tcp_floor's ping-pong with each message a TLS 1.3 record, sealed and
+    opened with no library around the cipher: a whole round trip of it is
+    the least a get or fetch_add over tls waits."""
+    half = med.get((setup, "floor", "tcp_sealed_pingpong", 64))
+    if half is None:
+        return []
+    trip = 2 * half
+    line = (f"Floor of an encrypted exchange in this run (bench/tcp_floor.c, the same ping-pong with each 64-byte"
+            f" message sealed into a TLS 1.3 record with AES-128-GCM and opened at the other end, no TLS library):"
+            f" {fmt(half)} us, so a round trip of {fmt(trip)} us, which a get or fetch_add over tls waits at least.")
+    for fig, label in (("get_lat", "get"), ("fetch_add", "fetch_add")):
+        peer = med.get((setup, PEER, fig, 8))
+        tls = med.get((setup, "shoal-tls", fig, 8))
+        if peer is None or tls is None:
+            continue
+        where = "below" if peer < trip else "above"
+        line += (f" {label}: Open MPI in the clear {fmt(peer)} us ({where} it), Shoal tls {fmt(tls)} us,"
+                 f" {tls / trip:.2f}x it.")
+    return [line, ""]
 
 
 def provider_floor_lines(med, setup):

@@ -35,7 +35,6 @@
 #endif
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,19 +46,17 @@
 #include <unistd.h>
 
 #include "floor_net.h"
+#include "floor_seal.h"
 
 enum {
     RUNS = 5,
     MESSAGE = 1 << 20,
     RECORD = 16384,
-    HEADER = 5,
-    TAG = 16,
-    SEALED = HEADER + RECORD + 1 + TAG, /* one record on the wire */
+    SEALED = FLOOR_SEALED(RECORD), /* one record on the wire */
     SEND_BUFFER = 256 * 1024,
     READ_BUFFER = 512 * 1024
 };
 
-static unsigned char key[16], iv[12];
 /* 1 MiB messages a run: 256, or STREAM_FLOOR_MESSAGES (the smoke test's
  * short run); the sending end tells the receiving one with each run. */
 static uint32_t messages = 256;
@@ -101,50 +98,13 @@ static void send_all(int fd, const void *buf, size_t len)
     }
 }
 
-static void record_nonce(unsigned char nonce[12], unsigned long long seq)
-{
-    memcpy(nonce, iv, 12);
-    for (int i = 0; i < 8; i++) nonce[11 - i] ^= (unsigned char)(seq >> (8 * i));
-}
-
-/* Seals RECORD bytes of plain into one record at out (SEALED bytes). */
-static void seal(EVP_CIPHER_CTX *c, unsigned long long seq, const unsigned char *plain, unsigned char *out)
-{
-    static const unsigned char inner_type = 0x17; /* application data */
-    unsigned char nonce[12];
-    const int body = RECORD + 1 + TAG;
-    int n;
-    record_nonce(nonce, seq);
-    out[0] = 0x17, out[1] = 3, out[2] = 3, out[3] = (unsigned char)(body >> 8), out[4] = (unsigned char)body;
-    if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce) || !EVP_EncryptUpdate(c, NULL, &n, out, HEADER) ||
-        !EVP_EncryptUpdate(c, out + HEADER, &n, plain, RECORD) ||
-        !EVP_EncryptUpdate(c, out + HEADER + RECORD, &n, &inner_type, 1) ||
-        !EVP_EncryptFinal_ex(c, out + HEADER + RECORD + 1, &n) ||
-        !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, TAG, out + HEADER + RECORD + 1))
-        die("sealing a record");
-}
-
-/* Opens the record at rec in place; its payload is at rec + HEADER. */
-static void open_record(EVP_CIPHER_CTX *c, unsigned long long seq, unsigned char *rec)
-{
-    unsigned char nonce[12];
-    int n;
-    record_nonce(nonce, seq);
-    if (!EVP_DecryptInit_ex(c, NULL, NULL, NULL, nonce) || !EVP_DecryptUpdate(c, NULL, &n, rec, HEADER) ||
-        !EVP_DecryptUpdate(c, rec + HEADER, &n, rec + HEADER, RECORD + 1) ||
-        !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, TAG, rec + HEADER + RECORD + 1) ||
-        !EVP_DecryptFinal_ex(c, rec + HEADER + RECORD + 1, &n) || rec[HEADER + RECORD] != 0x17)
-        die("opening a record");
-}
-
 /* Sends one run's messages; returns the receiver's CPU seconds for it. */
 static double sender(int fd, int sealed)
 {
     unsigned char *src = malloc(MESSAGE), *out = malloc(SEND_BUFFER);
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (!src || !out || !c || !EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL)) die("sender setup");
+    struct floor_seal seal;
+    if (!src || !out || floor_seal_init(&seal, 1) != 0) die("sender setup");
     for (size_t i = 0; i < MESSAGE; i++) src[i] = (unsigned char)(i * 7 + 1);
-    unsigned long long seq = 0;
     const uint32_t head[2] = {(uint32_t)sealed, messages}; /* both ends are this program, on this machine */
     send_all(fd, head, sizeof head);
     for (uint32_t m = 0; m < messages; m++) {
@@ -155,7 +115,7 @@ static double sender(int fd, int sealed)
         size_t used = 0;
         for (size_t off = 0; off < MESSAGE; off += RECORD) {
             if (used + SEALED > SEND_BUFFER) send_all(fd, out, used), used = 0;
-            seal(c, seq++, src + off, out + used);
+            if (floor_seal(&seal, src + off, RECORD, out + used) != 0) die("sealing a record");
             used += SEALED;
         }
         send_all(fd, out, used);
@@ -163,7 +123,7 @@ static double sender(int fd, int sealed)
     double receiver_cpu;
     if (recv(fd, &receiver_cpu, sizeof receiver_cpu, MSG_WAITALL) != sizeof receiver_cpu)
         die("waiting for the receiver");
-    EVP_CIPHER_CTX_free(c);
+    floor_seal_free(&seal);
     free(src);
     free(out);
     return receiver_cpu;
@@ -178,11 +138,9 @@ static void receiver(int fd)
     if (recv(fd, head, sizeof head, MSG_WAITALL) != sizeof head) die("receiving the run's kind");
     const uint32_t sealed = head[0], count = head[1];
     unsigned char *dst = malloc(MESSAGE), *in = malloc(READ_BUFFER), *expected = malloc(MESSAGE);
-    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-    if (!dst || !in || !expected || !c || !EVP_DecryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, NULL))
-        die("receiver setup");
+    struct floor_seal seal;
+    if (!dst || !in || !expected || floor_seal_init(&seal, 0) != 0) die("receiver setup");
     for (size_t i = 0; i < MESSAGE; i++) expected[i] = (unsigned char)(i * 7 + 1);
-    unsigned long long seq = 0;
     size_t start = 0, end = 0; /* unopened bytes of in */
     for (uint32_t m = 0; m < count; m++) {
         const int checked = m == 0 || m + 1 == count;
@@ -195,8 +153,8 @@ static void receiver(int fd)
                 continue;
             }
             if (end - start >= SEALED) {
-                open_record(c, seq++, in + start);
-                memcpy(dst + got, in + start + HEADER, RECORD);
+                if (floor_open(&seal, in + start, RECORD) != 0) die("opening a record");
+                memcpy(dst + got, in + start + FLOOR_SEAL_HEADER, RECORD);
                 got += RECORD;
                 start += SEALED;
                 continue;
@@ -208,7 +166,7 @@ static void receiver(int fd)
         }
         if (checked && memcmp(dst, expected, MESSAGE)) die("checking the received data");
     }
-    EVP_CIPHER_CTX_free(c);
+    floor_seal_free(&seal);
     free(dst);
     free(in);
     free(expected);
@@ -243,8 +201,6 @@ static double run(const struct sockaddr_in *to, int sealed, double *cpu_ms)
 
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; i < sizeof key; i++) key[i] = (unsigned char)(i * 13 + 5);
-    for (size_t i = 0; i < sizeof iv; i++) iv[i] = (unsigned char)(i * 3 + 2);
     const char *short_run = getenv("STREAM_FLOOR_MESSAGES");
     if (short_run && (atol(short_run) < 1 || atol(short_run) > 65536)) {
         fprintf(stderr, "stream_floor: STREAM_FLOOR_MESSAGES=%s: expected 1 to 65536\n", short_run);

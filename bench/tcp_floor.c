@@ -12,6 +12,12 @@
  *                  (a get or fetch_add waits at least a whole one)
  *   tcp_exchange   both sides send, then each receives the other's: the
  *                  least one round of a 2-member barrier costs
+ *   tcp_sealed_pingpong  tcp_pingpong with every message sealed into a
+ *                  TLS 1.3 record by the sender and opened (its tag
+ *                  checked) by the receiver, as the encrypted transport's
+ *                  streams carry them (floor_seal.h): the least a get or
+ *                  fetch_add over encrypted streams waits is a whole round
+ *                  trip of it
  * With --members M, each end also forks M processes that share a page
  * with it, and prints after the above:
  *   tcp_hier_barrier  a barrier of 2 hosts x (M + 1) processes as Shoal's
@@ -40,8 +46,9 @@
 #include <unistd.h>
 
 #include "floor_net.h"
+#include "floor_seal.h"
 
-enum { RUNS = 3, MSG = 64 };
+enum { RUNS = 3, MSG = 64, SEALED_MSG = FLOOR_SEALED(MSG) };
 
 static double now_us(void)
 {
@@ -62,27 +69,60 @@ static void die(const char *what)
     exit(1);
 }
 
-static void send_msg(int fd, const char *buf)
+/* For libcrypto's failures, which leave errno alone. */
+static void die_cipher(const char *what)
 {
+    fprintf(stderr, "tcp_floor: %s failed\n", what);
+    exit(1);
+}
+
+static void send_len(int fd, const void *data, size_t len)
+{
+    const char *buf = data;
     size_t done = 0;
-    while (done < MSG) {
-        ssize_t n = send(fd, buf + done, MSG - done, MSG_NOSIGNAL);
+    while (done < len) {
+        ssize_t n = send(fd, buf + done, len - done, MSG_NOSIGNAL);
         if (n <= 0) die("tcp_floor: send");
         done += (size_t)n;
     }
 }
 
-static void recv_msg(int fd, char *buf)
+static void send_msg(int fd, const char *buf) { send_len(fd, buf, MSG); }
+
+static void recv_len(int fd, void *data, size_t len)
 {
+    char *buf = data;
     size_t done = 0;
-    while (done < MSG) {
+    while (done < len) {
         /* Spin on a non-blocking receive: one system call per look, the
          * least any polling receiver pays. */
-        ssize_t n = recv(fd, buf + done, MSG - done, MSG_DONTWAIT);
+        ssize_t n = recv(fd, buf + done, len - done, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         if (n <= 0) die("tcp_floor: recv");
         done += (size_t)n;
     }
+}
+
+static void recv_msg(int fd, char *buf) { recv_len(fd, buf, MSG); }
+
+/* Each end seals what it sends and opens what it receives. */
+struct sealed_ends {
+    struct floor_seal out, in;
+};
+
+static void send_sealed(int fd, struct sealed_ends *e, const unsigned char *msg)
+{
+    unsigned char rec[SEALED_MSG];
+    if (floor_seal(&e->out, msg, MSG, rec) != 0) die_cipher("sealing a record");
+    send_len(fd, rec, sizeof rec);
+}
+
+static void recv_sealed(int fd, struct sealed_ends *e, unsigned char *msg)
+{
+    unsigned char rec[SEALED_MSG];
+    recv_len(fd, rec, sizeof rec);
+    if (floor_open(&e->in, rec, MSG) != 0) die_cipher("opening a record");
+    memcpy(msg, rec + FLOOR_SEAL_HEADER, MSG);
 }
 
 /* recv_msg for a process sharing cores: yields between looks. */
@@ -161,13 +201,21 @@ static void measure_hier(int fd, int members, int report, long iters)
 
 /* One timed run of iters exchanges of kind; the first side (first = 1)
  * starts ping-pongs. Returns us per exchange (per half round trip). */
-static double run(int fd, int first, const char *kind, long iters)
+static double run(int fd, int first, const char *kind, long iters, struct sealed_ends *e)
 {
     char buf[MSG];
     memset(buf, first, sizeof buf);
+    const int sealed = !strcmp(kind, "tcp_sealed_pingpong");
+    unsigned char *const msg = (unsigned char *)buf;
     const double t = now_us();
     for (long i = 0; i < iters; i++) {
-        if (!strcmp(kind, "tcp_exchange")) {
+        if (sealed && first) {
+            send_sealed(fd, e, msg);
+            recv_sealed(fd, e, msg);
+        } else if (sealed) {
+            recv_sealed(fd, e, msg);
+            send_sealed(fd, e, msg);
+        } else if (!strcmp(kind, "tcp_exchange")) {
             send_msg(fd, buf);
             recv_msg(fd, buf);
         } else if (first) {
@@ -179,22 +227,26 @@ static double run(int fd, int first, const char *kind, long iters)
         }
     }
     const double per = (now_us() - t) / (double)iters;
-    return !strcmp(kind, "tcp_pingpong") ? per / 2 : per;
+    return strcmp(kind, "tcp_exchange") ? per / 2 : per;
 }
 
 static void measure(int fd, int first, int report, long iters)
 {
-    static const char *const kinds[] = {"tcp_pingpong", "tcp_exchange"};
+    static const char *const kinds[] = {"tcp_pingpong", "tcp_exchange", "tcp_sealed_pingpong"};
     const int one = 1;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("tcp_floor: TCP_NODELAY");
+    struct sealed_ends e;
+    if (floor_seal_init(&e.out, 1) != 0 || floor_seal_init(&e.in, 0) != 0) die_cipher("the cipher setup");
     if (report) printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double v[RUNS];
-        run(fd, first, kinds[k], iters / 4 + 1); /* warm-up */
-        for (int r = 0; r < RUNS; r++) v[r] = run(fd, first, kinds[k], iters);
+        run(fd, first, kinds[k], iters / 4 + 1, &e); /* warm-up */
+        for (int r = 0; r < RUNS; r++) v[r] = run(fd, first, kinds[k], iters, &e);
         qsort(v, RUNS, sizeof v[0], cmp_double);
         if (report) printf("%s,%d,2,%.4g,us\n", kinds[k], MSG, v[RUNS / 2]);
     }
+    floor_seal_free(&e.out);
+    floor_seal_free(&e.in);
 }
 
 int main(int argc, char **argv)

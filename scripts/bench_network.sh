@@ -91,7 +91,7 @@ fi
 nice cmake --build "$build" -j2 --target oshrun bench_rma bench_p2p bench_coll >"$build/bench-build.log" 2>&1 ||
     { tail -n 20 "$build/bench-build.log"; echo "bench_network.sh: build failed ($build/bench-build.log)" >&2; exit 1; }
 progs="rma p2p coll"
-cc -O2 -std=c11 -o "$build/tcp_floor" "$root/bench/tcp_floor.c" >>"$build/bench-build.log" 2>&1 ||
+cc -O2 -std=c11 -o "$build/tcp_floor" "$root/bench/tcp_floor.c" -lcrypto >>"$build/bench-build.log" 2>&1 ||
     { echo "bench_network.sh: bench/tcp_floor.c does not build ($build/bench-build.log)" >&2; exit 1; }
 if [ "$STREAM_FLOOR" = 1 ]; then
     cc -O2 -std=c11 -o "$build/stream_floor" "$root/bench/stream_floor.c" -lcrypto >>"$build/bench-build.log" 2>&1 ||
