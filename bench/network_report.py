@@ -133,7 +133,7 @@ def floor_line(med, setup):
         half = peer * TARGET["sync"][1]
         where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
-    return [line, ""] + sealed_floor_lines(med, setup) + provider_floor_lines(med, setup)
+    return [line, ""] + sealed_floor_lines(med, setup) + stream_floor_lines(med, setup) + provider_floor_lines(med, setup)
 
 
 def sealed_floor_lines(med, setup):
@@ -155,6 +155,37 @@ def sealed_floor_lines(med, setup):
         where = "below" if peer < trip else "above"
         line += (f" {label}: Open MPI in the clear {fmt(peer)} us ({where} it), Shoal tls {fmt(tls)} us,"
                  f" {tls / trip:.2f}x it.")
+    return [line, ""]
+
+
+def stream_floor_lines(med, setup):
+    """bench/stream_floor.c in the same run: 1 MiB messages over one TCP
+    connection sealed as user-space TLS 1.3 with no library, the most a tls
+    stream carries here; set against the tls bandwidth targets and the time
+    a 1 MiB broadcast takes at least (one 1 MiB transfer)."""
+    sealed = med.get((setup, "floor", "stream_sealed", 1 << 20))
+    clear = med.get((setup, "floor", "stream_clear", 1 << 20))
+    if sealed is None:
+        return []
+    line = (f"Floor of an encrypted stream in this run (bench/stream_floor.c: 1 MiB messages over one TCP"
+            f" connection sealed into 16 KiB TLS 1.3 records, the fewest copies, no TLS library): {fmt(sealed)} GB/s"
+            + (f" against {fmt(clear)} in the clear." if clear is not None else "."))
+    for fig, label in (("put_bw", "put"), ("get_bw", "get")):
+        peer = med.get((setup, PEER, fig, 1 << 20))
+        tls = med.get((setup, "shoal-tls", fig, 1 << 20))
+        if peer is None or tls is None:
+            continue
+        goal = peer * TARGET["bw"][1]
+        where = "above" if goal > sealed else "below"
+        line += (f" {label} bandwidth: the target, {TARGET['bw'][1]:g}x Open MPI's {fmt(peer)}, is {fmt(goal)} GB/s,"
+                 f" {where} it; Shoal tls {fmt(tls)}, {tls / sealed:.2f}x it.")
+    peer = med.get((setup, PEER, "broadcast", 1 << 20))
+    tls = med.get((setup, "shoal-tls", "broadcast", 1 << 20))
+    if peer is not None and tls is not None:
+        least = (1 << 20) / (sealed * 1e3)
+        where = "below" if peer < least else "above"
+        line += (f" A 1 MiB broadcast moves 1 MiB at least once through such a stream, {fmt(least)} us:"
+                 f" Open MPI's {fmt(peer)} us in the clear is {where} that, Shoal tls {fmt(tls)} us.")
     return [line, ""]
 
 

@@ -26,9 +26,10 @@
 # 2x2 also its barrier of 2 hosts x 2 processes, hierarchical as Shoal's),
 # and libfabric's own fi_pingpong (libfabric-bin) over tcp;ofi_rxm, the
 # floor of Shoal ofi's operations (on one host inside a network namespace
-# of its own, whose loopback it binds); with STREAM_FLOOR=1
-# (bench/tls_vs_ofi.sh), also bench/stream_floor.c: 1 MiB messages over
-# plain TCP in the clear and sealed as user-space TLS 1.3.
+# of its own, whose loopback it binds), and bench/stream_floor.c: 1 MiB
+# messages over plain TCP in the clear and sealed as user-space TLS 1.3,
+# the floor of the tls bandwidth and broadcast figures (STREAM_FLOOR=0
+# leaves it out).
 #
 # Settings (environment): RUNS=3 alternations (the report takes the median
 # over them; each probe is itself the median of 3 runs inside the program),
@@ -45,7 +46,7 @@
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=${QUICK:-0}
-STREAM_FLOOR=${STREAM_FLOOR:-0}
+STREAM_FLOOR=${STREAM_FLOOR:-1}
 if [ "$QUICK" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-3}; fi
 SETUPS=${SETUPS:-"lo 2x1 2x2"}
 LIBS=${LIBS:-"shoal-tls shoal-ofi openmpi"}
@@ -245,8 +246,8 @@ run_probe() {
     record "$setup" "$lib" "$rep" "$log"
 }
 
-# run_floor SETUP REP: bench/tcp_floor.c's exchanges (and with STREAM_FLOOR=1
-# bench/stream_floor.c's streams), recorded as "floor".
+# run_floor SETUP REP: bench/tcp_floor.c's exchanges and (unless
+# STREAM_FLOOR=0) bench/stream_floor.c's streams, recorded as "floor".
 run_floor() {
     local log=$logs/$1-floor-$2 floors=tcp_floor
     [ "$STREAM_FLOOR" = 1 ] && floors="tcp_floor stream_floor"
