@@ -1,8 +1,9 @@
-/* tcp_floor.c: what an exchange over TCP costs here with no library and no
- * encryption: two processes, one connection with TCP_NODELAY, 64-byte
- * messages, each received by spinning on a non-blocking recv, as a
- * spinning wait would, with the fewest system calls. scripts/bench_network.sh runs it beside the
- * libraries so their figures can be set against the floor of the same run.
+/* tcp_floor.c: what an exchange over TCP costs here with no library (and,
+ * but for the sealed ping-pong, no encryption): two processes, one
+ * connection with TCP_NODELAY, 64-byte messages, each received by spinning
+ * on a non-blocking recv, as a spinning wait would, with the fewest system
+ * calls. scripts/bench_network.sh runs it beside the libraries so their
+ * figures can be set against the floor of the same run.
  *   tcp_floor                      both ends on 127.0.0.1 (fork)
  *   tcp_floor --listen PORT        one end, in one network namespace ...
  *   tcp_floor --connect ADDR PORT  ... and the other, which prints
