@@ -133,29 +133,43 @@ def floor_line(med, setup):
         half = peer * TARGET["sync"][1]
         where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
-    return [line, ""] + sealed_floor_lines(med, setup) + stream_floor_lines(med, setup) + provider_floor_lines(med, setup)
+    return ([line, ""] + sealed_floor_lines(med, setup) + stream_floor_lines(med, setup)
+            + provider_floor_lines(med, setup))
+
+
+def trip_floor_lines(med, setup, figure, size, lib, what, text):
+    """A floor probe's one-way time in the same run: its round trip is the
+    least a get or fetch_add over Shoal's transport (lib) waits. Sets
+    Shoal's figures against it and names Open MPI's that lie below it."""
+    one_way = med.get((setup, "floor", figure, size))
+    if one_way is None:
+        return []
+    trip = 2 * one_way
+    line = text + (f": {fmt(one_way)} us a message one way, so a round trip of {fmt(trip)} us, which a get or"
+                   f" fetch_add over {what} waits at least.")
+    mine, below = [], []
+    for fig, label in (("get_lat", "get"), ("fetch_add", "fetch_add")):
+        shoal = med.get((setup, lib, fig, 8))
+        peer = med.get((setup, PEER, fig, 8))
+        if shoal is not None:
+            mine.append(f"{label} {fmt(shoal)} us, {shoal / trip:.2f}x it")
+        if peer is not None and peer < trip:
+            below.append(f"{label} ({fmt(peer)} us)")
+    if mine:
+        line += f" Shoal {what}: {'; '.join(mine)}."
+    if below:
+        verb = "lies" if len(below) == 1 else "lie"
+        line += f" Open MPI's {' and '.join(below)} {verb} below it: over {what} those targets cannot be met."
+    return [line, ""]
 
 
 def sealed_floor_lines(med, setup):
     """tcp_floor's ping-pong with each message a TLS 1.3 record, sealed and
-    opened with no library around the cipher: a whole round trip of it is
-    the least a get or fetch_add over tls waits."""
-    half = med.get((setup, "floor", "tcp_sealed_pingpong", 64))
-    if half is None:
-        return []
-    trip = 2 * half
-    line = (f"Floor of an encrypted exchange in this run (bench/tcp_floor.c, the same ping-pong with each 64-byte"
-            f" message sealed into a TLS 1.3 record with AES-128-GCM and opened at the other end, no TLS library):"
-            f" {fmt(half)} us, so a round trip of {fmt(trip)} us, which a get or fetch_add over tls waits at least.")
-    for fig, label in (("get_lat", "get"), ("fetch_add", "fetch_add")):
-        peer = med.get((setup, PEER, fig, 8))
-        tls = med.get((setup, "shoal-tls", fig, 8))
-        if peer is None or tls is None:
-            continue
-        where = "below" if peer < trip else "above"
-        line += (f" {label}: Open MPI in the clear {fmt(peer)} us ({where} it), Shoal tls {fmt(tls)} us,"
-                 f" {tls / trip:.2f}x it.")
-    return [line, ""]
+    opened with no library around the cipher."""
+    return trip_floor_lines(
+        med, setup, "tcp_sealed_pingpong", 64, "shoal-tls", "tls",
+        "Floor of an encrypted exchange in this run (bench/tcp_floor.c, the same ping-pong with each 64-byte"
+        " message sealed into a TLS 1.3 record with AES-128-GCM and opened at the other end, no TLS library)")
 
 
 def stream_floor_lines(med, setup):
@@ -190,23 +204,11 @@ def stream_floor_lines(med, setup):
 
 
 def provider_floor_lines(med, setup):
-    """libfabric's own ping-pong over tcp;ofi_rxm in the same run: a get or
-    fetch_add over ofi waits for a whole round trip of the provider."""
-    one_way = med.get((setup, "floor", "fi_pingpong", 8))
-    if one_way is None:
-        return []
-    trip = 2 * one_way
-    line = (f"Floor of libfabric's tcp;ofi_rxm in this run (fi_pingpong from libfabric-bin, 8-byte messages,"
-            f" both ends polling): {fmt(one_way)} us a message one way, so a round trip of {fmt(trip)} us, which"
-            f" a get or fetch_add over ofi waits at least.")
-    below = []
-    for fig, label in (("get_lat", "get"), ("fetch_add", "fetch_add")):
-        peer = med.get((setup, PEER, fig, 8))
-        if peer is not None and peer < trip:
-            below.append(f"{label} ({fmt(peer)} us)")
-    if below:
-        line += f" Open MPI's {' and '.join(below)} lie below it: over this provider those targets cannot be met."
-    return [line, ""]
+    """libfabric's own ping-pong over tcp;ofi_rxm in the same run."""
+    return trip_floor_lines(
+        med, setup, "fi_pingpong", 8, "shoal-ofi", "ofi",
+        "Floor of libfabric's tcp;ofi_rxm in this run (fi_pingpong from libfabric-bin, 8-byte messages,"
+        " both ends polling)")
 
 
 def extra_lock_lines(med, units):
