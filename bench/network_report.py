@@ -133,8 +133,35 @@ def floor_line(med, setup):
         half = peer * TARGET["sync"][1]
         where = "below" if half < floor else "above"
         line += f" The barrier target, {TARGET['sync'][1]:g}x Open MPI's {fmt(peer)} us, is {fmt(half)} us: {where} the floor."
-    return ([line, ""] + sealed_floor_lines(med, setup) + stream_floor_lines(med, setup)
-            + provider_floor_lines(med, setup))
+    return ([line, ""] + oneway_floor_lines(med, setup, f) + sealed_floor_lines(med, setup)
+            + stream_floor_lines(med, setup) + provider_floor_lines(med, setup))
+
+
+def oneway_floor_lines(med, setup, one_conn):
+    """tcp_floor's ping-pong and exchange again over two connections that
+    each carry one direction, as Shoal tls's streams carry signals (one
+    stream per initiator and target, nothing sent back): what that layout
+    costs a message here, set beside Shoal tls's ping-pong (whose puts are
+    acknowledged on their streams) and barrier and the barrier target."""
+    f = {k: med.get((setup, "floor", "tcp_oneway_" + k, 64)) for k in ("pingpong", "exchange")}
+    if f["pingpong"] is None or f["exchange"] is None:
+        return []
+    line = (f"The same exchanges over two connections, each carrying one direction only, as Shoal tls's streams"
+            f" carry signals (one stream per initiator and target; with no data going back, the receiving kernel"
+            f" sends each ACK by itself): ping-pong {fmt(f['pingpong'])} us ({f['pingpong'] / one_conn['pingpong']:.2f}x one"
+            f" connection), exchange {fmt(f['exchange'])} us ({f['exchange'] / one_conn['exchange']:.2f}x).")
+    shoal_pp = med.get((setup, "shoal-tls", "pingpong", 8))
+    if shoal_pp:
+        line += (f" Shoal tls ping-pong (its puts acknowledged back on their streams) {fmt(shoal_pp)} us,"
+                 f" {shoal_pp / f['pingpong']:.2f}x the one-way ping-pong.")
+    peer = med.get((setup, PEER, "barrier_all", 0))
+    shoal_bar = med.get((setup, "shoal-tls", "barrier_all", 0))
+    if peer and med.get((setup, "floor", "tcp_hier_barrier", 0)) is None:
+        half = peer * TARGET["sync"][1]
+        where = "below" if half < f["exchange"] else "above"
+        line += f" The barrier target ({fmt(half)} us) lies {where} the one-way exchange"
+        line += f"; Shoal tls's barrier {fmt(shoal_bar)} us." if shoal_bar else "."
+    return [line, ""]
 
 
 def trip_floor_lines(med, setup, figure, size, lib, what, text):

@@ -19,6 +19,11 @@
  *                  streams carry them (floor_seal.h): the least a get or
  *                  fetch_add over encrypted streams waits is a whole round
  *                  trip of it
+ *   tcp_oneway_pingpong, tcp_oneway_exchange  the first two over two
+ *                  connections, each carrying one direction only, as the
+ *                  encrypted transport's streams do (one per initiator and
+ *                  target): no data goes back on a connection to carry its
+ *                  ACKs, so the receiving kernel sends each by itself
  * With --members M, each end also forks M processes that share a page
  * with it, and prints after the above:
  *   tcp_hier_barrier  a barrier of 2 hosts x (M + 1) processes as Shoal's
@@ -209,40 +214,53 @@ static void measure_hier(int fd, int members, int report, long iters)
     if (report) printf("tcp_hier_barrier,0,%d,%.4g,us\n", 2 * (members + 1), v[RUNS / 2]);
 }
 
+/* The probe's two connections: every figure but the one-way ones uses the
+ * first only. */
+struct conns {
+    int fd, fd2;
+};
+
 /* One timed run of iters exchanges of kind; the first side (first = 1)
  * starts ping-pongs. Returns us per exchange (per half round trip). */
-static double run(int fd, int first, const char *kind, long iters, struct sealed_ends *e)
+static double run(const struct conns *c, int first, const char *kind, long iters, struct sealed_ends *e)
 {
     unsigned char buf[MSG];
     memset(buf, first, sizeof buf);
-    const int exchange = !strcmp(kind, "tcp_exchange");
+    const int exchange = strstr(kind, "exchange") != NULL;
     struct sealed_ends *const sealing = strcmp(kind, "tcp_sealed_pingpong") ? NULL : e;
+    /* One way: the first side sends on the first connection only, the
+     * other side on the second only. */
+    const int oneway = !strncmp(kind, "tcp_oneway_", 11);
+    const int out = oneway && !first ? c->fd2 : c->fd, in = oneway && first ? c->fd2 : c->fd;
     const double t = now_us();
     for (long i = 0; i < iters; i++) {
         if (first || exchange) {
-            send_one(fd, sealing, buf);
-            recv_one(fd, sealing, buf);
+            send_one(out, sealing, buf);
+            recv_one(in, sealing, buf);
         } else {
-            recv_one(fd, sealing, buf);
-            send_one(fd, sealing, buf);
+            recv_one(in, sealing, buf);
+            send_one(out, sealing, buf);
         }
     }
     const double per = (now_us() - t) / (double)iters;
     return exchange ? per : per / 2;
 }
 
-static void measure(int fd, int first, int report, long iters)
+static void measure(const struct conns *c, int first, int report, long iters)
 {
-    static const char *const kinds[] = {"tcp_pingpong", "tcp_exchange", "tcp_sealed_pingpong"};
+    static const char *const kinds[] = {"tcp_pingpong", "tcp_exchange", "tcp_sealed_pingpong",
+                                        "tcp_oneway_pingpong", "tcp_oneway_exchange"};
     const int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("tcp_floor: TCP_NODELAY");
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+        setsockopt(c->fd2, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        die("tcp_floor: TCP_NODELAY");
     struct sealed_ends e;
     if (floor_seal_init(&e.out, 1) != 0 || floor_seal_init(&e.in, 0) != 0) die_cipher("the cipher setup");
     if (report) printf("# figure,size,pes,value,unit (value: median of %d runs)\n", RUNS);
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double v[RUNS];
-        run(fd, first, kinds[k], iters / 4 + 1, &e); /* warm-up */
-        for (int r = 0; r < RUNS; r++) v[r] = run(fd, first, kinds[k], iters, &e);
+        run(c, first, kinds[k], iters / 4 + 1, &e); /* warm-up */
+        for (int r = 0; r < RUNS; r++) v[r] = run(c, first, kinds[k], iters, &e);
         qsort(v, RUNS, sizeof v[0], cmp_double);
         if (report) printf("%s,%d,2,%.4g,us\n", kinds[k], MSG, v[RUNS / 2]);
     }
@@ -250,11 +268,24 @@ static void measure(int fd, int first, int report, long iters)
     floor_seal_free(&e.in);
 }
 
+/* The accepting end's two connections, in the order the other end made them. */
+static void accept_both(int ls, struct conns *c)
+{
+    if ((c->fd = accept(ls, NULL, NULL)) < 0 || (c->fd2 = accept(ls, NULL, NULL)) < 0) die("tcp_floor: accept");
+}
+
+/* The connecting end's: the second once the first is made, so the other
+ * end accepts them in this order. */
+static void connect_both(const struct sockaddr_in *addr, struct conns *c)
+{
+    if ((c->fd = floor_connect(addr)) < 0 || (c->fd2 = floor_connect(addr)) < 0) die("tcp_floor: connect");
+}
+
 int main(int argc, char **argv)
 {
     const long iters = getenv("TCP_FLOOR_ITERS") ? atol(getenv("TCP_FLOOR_ITERS")) : 20000;
     struct sockaddr_in addr;
-    int fd;
+    struct conns c;
     /* --members M comes last: 2 x (M + 1) processes for tcp_hier_barrier. */
     int members = 0;
     if (argc >= 3 && !strcmp(argv[argc - 2], "--members")) {
@@ -270,10 +301,9 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "--listen")) {
         int ls = floor_listen(atoi(argv[2]), &addr);
         if (ls < 0) die("tcp_floor: listen");
-        fd = accept(ls, NULL, NULL);
-        if (fd < 0) die("tcp_floor: accept");
-        measure(fd, 0, 0, iters);
-        if (members) measure_hier(fd, members, 0, hier_iters);
+        accept_both(ls, &c);
+        measure(&c, 0, 0, iters);
+        if (members) measure_hier(c.fd, members, 0, hier_iters);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--connect")) {
@@ -281,9 +311,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "tcp_floor: not an IPv4 address: %s\n", argv[2]);
             return 2;
         }
-        if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
-        measure(fd, 1, 1, iters);
-        if (members) measure_hier(fd, members, 1, hier_iters);
+        connect_both(&addr, &c);
+        measure(&c, 1, 1, iters);
+        if (members) measure_hier(c.fd, members, 1, hier_iters);
         return 0;
     }
     if (argc != 1 || iters <= 0) {
@@ -296,15 +326,14 @@ int main(int argc, char **argv)
     if (child < 0) die("tcp_floor: fork");
     if (child == 0) {
         close(ls);
-        if ((fd = floor_connect(&addr)) < 0) die("tcp_floor: connect");
-        measure(fd, 0, 0, iters);
-        if (members) measure_hier(fd, members, 0, hier_iters);
+        connect_both(&addr, &c);
+        measure(&c, 0, 0, iters);
+        if (members) measure_hier(c.fd, members, 0, hier_iters);
         _exit(0);
     }
-    fd = accept(ls, NULL, NULL);
-    if (fd < 0) die("tcp_floor: accept");
-    measure(fd, 1, 1, iters);
-    if (members) measure_hier(fd, members, 1, hier_iters);
+    accept_both(ls, &c);
+    measure(&c, 1, 1, iters);
+    if (members) measure_hier(c.fd, members, 1, hier_iters);
     int status = 0;
     waitpid(child, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
