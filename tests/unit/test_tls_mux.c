@@ -124,6 +124,20 @@ static void ping_pong(void)
     long nothing;
     errno = 0;
     CHECK(shoal_mux_read(m[0], 0, &nothing, sizeof nothing, 0) == -1 && errno == EAGAIN);
+    /* await: nothing comes within 20 ms; then a frame of the other
+     * channel, taken in by that channel's read, leaves this one's bytes
+     * buffered, which await reports at once. */
+    CHECK(shoal_mux_await(m[0], 0, 20) == 0);
+    const long two[2] = {7, 8};
+    CHECK(shoal_mux_write(m[1], 0, &two[0], sizeof two[0]) == 0 && shoal_mux_write(m[1], 1, &two[1], sizeof two[1]) == 0);
+    long got = 0;
+    CHECK(read_all(m[0], 1, (unsigned char *)&got, sizeof got) == 0 && got == 8);
+    CHECK(shoal_mux_pending(m[0], 0) == sizeof(long) && shoal_mux_await(m[0], 0, 0) == 1);
+    CHECK(shoal_mux_sleep_begin(m[0], 0) == -1);
+    shoal_mux_sleep_end(m[0], 0);
+    CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 7);
+    CHECK(shoal_mux_sleep_begin(m[0], 0) >= 0);
+    shoal_mux_sleep_end(m[0], 0);
     shoal_mux_free(m[0]);
     shoal_mux_free(m[1]);
 }

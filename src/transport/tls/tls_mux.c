@@ -236,13 +236,40 @@ ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int w
         c->sleeping = 1;
         pthread_mutex_unlock(&m->read_lock);
         struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
-        if (poll(p, 2, -1) > 0 && p[1].revents) {
-            uint64_t count;
-            if (read(c->wake_fd, &count, sizeof count) < 0) count = 0;
-        }
+        poll(p, 2, -1);
+        shoal_mux_sleep_end(m, ch);
         pthread_mutex_lock(&m->read_lock);
-        c->sleeping = 0;
     }
+}
+
+int shoal_mux_sleep_begin(struct shoal_mux *m, int ch)
+{
+    struct channel *c = &m->ch[ch];
+    pthread_mutex_lock(&m->read_lock);
+    const int nothing = c->end == c->start && !m->error && !m->ended;
+    if (nothing) c->sleeping = 1;
+    pthread_mutex_unlock(&m->read_lock);
+    return nothing ? c->wake_fd : -1;
+}
+
+void shoal_mux_sleep_end(struct shoal_mux *m, int ch)
+{
+    struct channel *c = &m->ch[ch];
+    uint64_t count;
+    pthread_mutex_lock(&m->read_lock);
+    c->sleeping = 0;
+    pthread_mutex_unlock(&m->read_lock);
+    if (read(c->wake_fd, &count, sizeof count) < 0) count = 0; /* non-blocking: a wake-up left over */
+}
+
+int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
+{
+    const int wake_fd = shoal_mux_sleep_begin(m, ch);
+    if (wake_fd < 0) return 1;
+    struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    const int r = poll(p, 2, timeout_ms);
+    shoal_mux_sleep_end(m, ch);
+    return r != 0;
 }
 
 size_t shoal_mux_pending(struct shoal_mux *m, int ch)

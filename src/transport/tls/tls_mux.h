@@ -45,6 +45,16 @@ ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int w
 int shoal_mux_write(struct shoal_mux *m, int ch, const void *buf, size_t len);
 /* Bytes of channel ch already taken in and not yet read. */
 size_t shoal_mux_pending(struct shoal_mux *m, int ch);
+/* Waits up to timeout_ms (-1: no limit) until channel ch may have bytes:
+ * some buffered, the socket readable (for either channel: the caller's
+ * read sorts them), or the connection over. 1 then, 0 at the timeout. */
+int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms);
+/* For a thread that sleeps on other descriptors too: returns the eventfd
+ * that another thread's taking in bytes of ch will make readable (and marks
+ * ch's reader asleep), or -1 when ch has bytes or the connection is over
+ * (nothing to sleep for). shoal_mux_sleep_end after the sleep, either way. */
+int shoal_mux_sleep_begin(struct shoal_mux *m, int ch);
+void shoal_mux_sleep_end(struct shoal_mux *m, int ch);
 /* Ends the connection both ways: readers and writers return (reads at the
  * end of what is buffered). */
 void shoal_mux_shutdown(struct shoal_mux *m);
