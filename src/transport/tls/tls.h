@@ -35,6 +35,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "transport/tls/tls_mux.h"
 #include "transport/transport.h"
 
 #define SHOAL_TLS_KEY_LEN 32
@@ -215,6 +216,11 @@ void shoal_tls_contexts_free(void);
  * they do not where OpenSSL encrypts: its records go out through a sink
  * that sends with MSG_NOSIGNAL. */
 SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char *reason, size_t len);
+/* The same on channel ch of a pair connection (tls_mux.h), whose writes
+ * never raise SIGPIPE; with idle set, the deadline starts at the peer's
+ * first bytes. */
+SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double seconds, int idle, char *reason,
+                             size_t len);
 /* Whether the kernel took over the stream's encryption in both directions. */
 int shoal_tls_is_ktls(SSL *ssl);
 /* Monotonic seconds. */

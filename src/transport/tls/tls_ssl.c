@@ -292,10 +292,9 @@ static BIO *nosignal_sink(int fd)
  * itself. Without the buffer or the sink (out of memory) records go out
  * one by one through the socket BIO. Returns 1 when the writes now go
  * through the sink (they raise no SIGPIPE). */
-static int gather_writes(SSL *ssl, int fd)
+static int gather_writes(SSL *ssl, BIO *sink)
 {
     BIO *buffer = L.BIO_new(L.BIO_f_buffer());
-    BIO *sink = nosignal_sink(fd);
     int one = 1;
     if (!buffer || !sink || L.BIO_ctrl(buffer, BIO_C_SET_BUFF_SIZE, WRITE_BUFFER, &one) <= 0) {
         if (buffer) L.BIO_free_all(buffer);
@@ -365,10 +364,9 @@ static BIO *socket_source(int fd)
  * byte of a large put was copied about 8 times: 35 % of the receiving
  * thread went to memmove. Not with kernel TLS, which reads records itself.
  * Without memory the read-ahead stays. */
-static void gather_reads(SSL *ssl, int fd)
+static void gather_reads(SSL *ssl, BIO *source)
 {
     BIO *buffer = L.BIO_new(L.BIO_f_buffer());
-    BIO *source = socket_source(fd);
     int zero = 0; /* the size of the read buffer only */
     if (!buffer || !source || L.BIO_ctrl(buffer, BIO_C_SET_BUFF_SIZE, READ_BUFFER, &zero) <= 0) {
         if (buffer) L.BIO_free_all(buffer);
@@ -378,6 +376,122 @@ static void gather_reads(SSL *ssl, int fd)
     }
     L.ctrl(ssl, SSL_CTRL_SET_READ_AHEAD, 0, NULL); /* what it holds is read first */
     L.set0_rbio(ssl, L.BIO_push(buffer, source));
+}
+
+/* A channel of a pair connection (tls_mux.h) as a stream's source and
+ * sink: the mux and the channel in one pointer (a mux is aligned, so its
+ * lowest bit is free). Reads wait unless the thread is looking
+ * (shoal_tls_arrived) or in a handshake, which has its deadline. Writes
+ * go out with MSG_NOSIGNAL. */
+static BIO_METHOD *mux_method;
+static pthread_once_t mux_once = PTHREAD_ONCE_INIT;
+
+static struct shoal_mux *end_of(BIO *b, int *ch)
+{
+    const uintptr_t v = (uintptr_t)L.BIO_get_data(b);
+    *ch = (int)(v & 1);
+    return (struct shoal_mux *)(v & ~(uintptr_t)1);
+}
+
+static int mux_read(BIO *b, char *buf, int len)
+{
+    int ch;
+    struct shoal_mux *m = end_of(b, &ch);
+    L.BIO_clear_flags(b, BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY);
+    const ssize_t n = shoal_mux_read(m, ch, buf, (size_t)len, !looking);
+    if (n > 0) return (int)n;
+    if (n == 0) {
+        L.BIO_set_flags(b, BIO_FLAGS_IN_EOF);
+        return 0;
+    }
+    if (errno == EAGAIN) L.BIO_set_flags(b, BIO_FLAGS_READ | BIO_FLAGS_SHOULD_RETRY);
+    return -1;
+}
+
+static int mux_write(BIO *b, const char *buf, int len)
+{
+    int ch;
+    struct shoal_mux *m = end_of(b, &ch);
+    L.BIO_clear_flags(b, BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY);
+    return shoal_mux_write(m, ch, buf, (size_t)len) == 0 ? len : -1;
+}
+
+/* As the socket source answers, and what the channel holds for PENDING
+ * (shoal_tls_pending). */
+static long mux_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)num;
+    (void)ptr;
+    int ch;
+    struct shoal_mux *m = end_of(b, &ch);
+    if (cmd == BIO_CTRL_EOF) return L.BIO_test_flags(b, BIO_FLAGS_IN_EOF) != 0;
+    if (cmd == BIO_CTRL_PENDING) return (long)shoal_mux_pending(m, ch);
+    return cmd == BIO_CTRL_FLUSH || cmd == BIO_CTRL_DUP || cmd == SOURCE_CTRL_LOOKS;
+}
+
+static void make_mux_method(void)
+{
+    const int index = L.BIO_get_new_index();
+    BIO_METHOD *m = index > 0 ? L.BIO_meth_new(index | BIO_TYPE_SOURCE_SINK, "shoal pair connection channel") : NULL;
+    if (m && L.BIO_meth_set_read(m, mux_read) && L.BIO_meth_set_write(m, mux_write) &&
+        L.BIO_meth_set_ctrl(m, mux_ctrl))
+        mux_method = m;
+    L.ERR_clear_error();
+}
+
+static BIO *channel_bio(struct shoal_mux *m, int ch)
+{
+    pthread_once(&mux_once, make_mux_method);
+    BIO *b = mux_method ? L.BIO_new(mux_method) : NULL;
+    if (!b) return NULL;
+    L.BIO_set_data(b, (void *)((uintptr_t)m | (uintptr_t)ch));
+    L.BIO_set_init(b, 1);
+    return b;
+}
+
+SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double seconds, int idle, char *reason,
+                             size_t len)
+{
+    SSL *ssl = L.new_(server ? shoal_tls.server_ctx : shoal_tls.client_ctx);
+    BIO *in = ssl ? channel_bio(m, ch) : NULL, *out = in ? channel_bio(m, ch) : NULL;
+    if (!out) {
+        snprintf(reason, len, "out of memory for a stream");
+        if (in) L.BIO_free_all(in);
+        if (ssl) L.free_(ssl);
+        return NULL;
+    }
+    L.set0_rbio(ssl, in);
+    L.set0_wbio(ssl, out);
+    /* A server on a pair connection waits for its peer's first bytes
+     * without a limit: the peer opens its stream when it first needs it. */
+    if (idle) shoal_mux_await(m, ch, -1);
+    const double deadline = shoal_tls_now() + seconds;
+    for (;;) {
+        L.ERR_clear_error();
+        looking = 1; /* reads return at once: the wait below has the deadline */
+        const int r = server ? L.accept(ssl) : L.connect(ssl);
+        looking = 0;
+        if (r == 1) break;
+        const int e = L.get_error(ssl, r);
+        if (e != SSL_ERROR_WANT_READ) {
+            shoal_tls_reason(ssl, r, reason, len);
+            L.free_(ssl);
+            return NULL;
+        }
+        const double left = deadline - shoal_tls_now();
+        if (left <= 0 || !shoal_mux_await(m, ch, (int)(left * 1000.0) + 1)) {
+            snprintf(reason, len, "handshake timed out after %.0f s", seconds);
+            L.free_(ssl);
+            return NULL;
+        }
+    }
+    /* The same buffers as a stream of its own (gather_reads, gather_writes);
+     * without them the channel's own ends stay. */
+    BIO *source = channel_bio(m, ch);
+    if (source) gather_reads(ssl, source);
+    BIO *sink = channel_bio(m, ch);
+    if (sink) gather_writes(ssl, sink);
+    return ssl;
 }
 
 SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char *reason, size_t len)
@@ -399,8 +513,8 @@ SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char 
         if (r == 1) {
             fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
             const int ktls = shoal_tls_is_ktls(ssl);
-            if (!ktls) gather_reads(ssl, fd);
-            *sigpipe = ktls || !gather_writes(ssl, fd);
+            if (!ktls) gather_reads(ssl, socket_source(fd));
+            *sigpipe = ktls || !gather_writes(ssl, nosignal_sink(fd));
             if (*sigpipe) atomic_fetch_add(&shoal_tls.sigpipe_streams, 1);
             return ssl;
         }
