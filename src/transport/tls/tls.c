@@ -93,7 +93,8 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
     st = shoal_tls_contexts(shoal_tls.peer[0].key, err, sizeof err);
     for (int pe = 0; pe < setup->n_pes; pe++) explicit_bzero(shoal_tls.peer[pe].key, SHOAL_TLS_KEY_LEN);
     if (st != SHOAL_OK) return fail(err, st);
-    st = shoal_tls_ctx_open_default();
+    st = shoal_tls_pair_init();
+    if (st == SHOAL_OK) st = shoal_tls_ctx_open_default();
     if (st == SHOAL_OK) st = shoal_tls_server_start(err, sizeof err);
     if (st != SHOAL_OK) return fail(err, st);
     snprintf(setup->listen, sizeof setup->listen, "tls %s:%u on %s (%s)", ip, ntohs(mine.sin.sin_port), ifname,
@@ -107,7 +108,9 @@ static void tls_fini(struct shoal_transport_setup *setup)
 {
     (void)setup;
     shoal_tls_ctx_close_all();
+    shoal_tls_pair_shutdown();
     shoal_tls_server_stop();
+    shoal_tls_pair_free();
     shoal_tls_contexts_free();
     explicit_bzero(shoal_tls.key, sizeof shoal_tls.key);
     free(shoal_tls.peer);

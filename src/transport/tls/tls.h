@@ -85,6 +85,7 @@ struct shoal_tls_conn {
     unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
     int signalled;   /* signals sent since the stream was last read: a refusal may wait there */
     int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
+    struct shoal_mux *mux; /* the pair connection it rides (tls_pair.c), or NULL: fd is its own */
     /* get_nbi requests whose answers are still to be read, oldest first
      * (tls_client.c): where each goes and which request it was. */
     struct shoal_tls_deferred_get {
@@ -245,6 +246,9 @@ void shoal_tls_sigpipe_restore(const sigset_t *old);
 
 /* tls_server.c: the listening socket and the threads serving peers. */
 shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
+/* Serves channel ch of a pair connection this PE dialed (tls_pair.c): the
+ * peer's requests, once it opens its stream there. */
+shoal_status_t shoal_tls_server_channel(struct shoal_mux *m, int ch);
 /* Applies, in the calling thread, the requests peers have sent; gets only
  * with gets set (tls_server.c says why). A spinning caller leases the
  * streams from their threads; any other ends the lease. */
@@ -261,6 +265,30 @@ int shoal_tls_pending(SSL *ssl);
 /* Sends the ACKs a wait left owed; called after this PE's own requests. */
 void shoal_tls_pay_acks(void);
 void shoal_tls_server_stop(void);
+
+/* tls_pair.c: one TCP connection per pair of PEs for both PEs' default
+ * context streams (tls_mux.h says why; SHMEM_TLS_PAIR=0 turns it off). */
+shoal_status_t shoal_tls_pair_init(void);
+int shoal_tls_pair_enabled(void);
+/* Opens c, this PE's default-context stream to pe, on the pair's
+ * connection: on the one pe dialed, or on one this PE dials. 0, or -1 with
+ * reason (*lost: pe could not be reached, rather than refused us). */
+int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *lost, char *reason, size_t len);
+/* A stream accepted on fd began with a pair preamble (its first byte is
+ * SHOAL_TLS_PAIR_FIRST): reads it and answers. Returns the mux to serve
+ * channel 0 of, with *pe the dialer, or NULL when refused (the caller
+ * closes fd). */
+#define SHOAL_TLS_PAIR_FIRST 'S'
+struct shoal_mux *shoal_tls_pair_accept(int fd, double seconds, int *pe, char *reason, size_t len);
+/* The dialer's first handshake on the mux from pe ended: with ok, the
+ * connection is a job member's and this PE's stream to pe may ride it. */
+void shoal_tls_pair_accepted(int pe, struct shoal_mux *m, int ok);
+/* Ends every pair connection (readers see the end); after the server
+ * threads are joined, frees them. */
+void shoal_tls_pair_shutdown(void);
+void shoal_tls_pair_free(void);
+/* connect(2) within seconds (fd made non-blocking); 0, or -1 with errno. */
+int shoal_tls_connect_within(int fd, const struct sockaddr_in *to, double seconds);
 
 /* tls_client.c: this PE's requests. */
 shoal_status_t shoal_tls_ctx_open_default(void);

@@ -78,7 +78,7 @@ static __attribute__((noreturn)) void refused(const char *what, int pe, const st
     stream_failed(what, pe, reason);
 }
 
-static int connect_within(int fd, const struct sockaddr_in *to, double seconds)
+int shoal_tls_connect_within(int fd, const struct sockaddr_in *to, double seconds)
 {
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -103,7 +103,7 @@ static int connect_within(int fd, const struct sockaddr_in *to, double seconds)
  * broke off (it refuses streams past its limit of handshakes at once,
  * tls_server.c) is tried again after a growing, jittered pause, until
  * CONNECT_SECONDS have passed: a burst of streams must not end the job. */
-static void open_stream(struct shoal_tls_conn *c, int pe)
+static void open_stream(struct shoal_tls_conn *c, int pe, int paired)
 {
     char reason[200];
     const double deadline = shoal_tls_now() + CONNECT_SECONDS;
@@ -111,6 +111,20 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
     int fd;
     SSL *ssl;
     int sigpipe = 1;
+    /* The default context's stream rides the pair's one connection. */
+    while (paired) {
+        int lost = 0;
+        if (shoal_tls_pair_open(c, pe, deadline, &lost, reason, sizeof reason) == 0) {
+            if (!__atomic_exchange_n(&shoal_tls.ktls_checked, 1, __ATOMIC_RELAXED))
+                shoal_debug("tls", "streams are encrypted by OpenSSL in user space, paired on one connection per PE pair");
+            return;
+        }
+        if (lost) stream_lost("opening a stream", pe, reason);
+        if (shoal_tls_now() + pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
+        jitter = jitter * 1103515245u + 12345u;
+        usleep(pause_us + (jitter >> 8) % pause_us);
+        if (pause_us < 100000) pause_us *= 2;
+    }
     for (;;) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
@@ -120,7 +134,7 @@ static void open_stream(struct shoal_tls_conn *c, int pe)
         }
         /* At least a second for each try, even past the deadline. */
         const double left = deadline - shoal_tls_now(), limit = left > 1.0 ? left : 1.0;
-        if (connect_within(fd, &shoal_tls.peer[pe].sin, limit) != 0) {
+        if (shoal_tls_connect_within(fd, &shoal_tls.peer[pe].sin, limit) != 0) {
             snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
             close(fd);
             stream_lost("opening a stream", pe, reason);
@@ -161,7 +175,7 @@ static struct shoal_tls_conn *lock_with_deferred(shoal_tctx_t *ctx, int pe, stru
     pthread_mutex_lock(&c->lock);
     g->blocked = !c->ssl || c->sigpipe;
     if (g->blocked) shoal_tls_sigpipe_block(&g->old);
-    if (!c->ssl) open_stream(c, pe);
+    if (!c->ssl) open_stream(c, pe, t == &shoal_tls.dflt && pe != shoal_tls.my_pe && shoal_tls_pair_enabled());
     return c;
 }
 
@@ -532,7 +546,7 @@ static void ctx_close(struct shoal_tctx *t)
             /* No close_notify: the target may have closed its side already,
              * and the end of the stream says all there is to say. */
             shoal_tls_lib.free_(c->ssl);
-            close(c->fd);
+            if (!c->mux) close(c->fd); /* a pair connection's ends with the transport */
         }
         pthread_mutex_destroy(&c->lock);
     }

@@ -78,6 +78,9 @@ struct shoal_tls_server {
     uint64_t reported;      /* applied as of the last reply written */
     uint64_t atomics;       /* non-fetching atomics applied */
     char *scratch;          /* a refused put's bytes are read into it */
+    struct shoal_mux *mux;  /* a pair connection's channel ch (tls_pair.c), or NULL: fd is the stream's own */
+    int ch;
+    int accepted;           /* the acceptor started it: its handshake counts against the limit */
     struct shoal_tls_server *prev, *next;
 };
 
@@ -372,18 +375,44 @@ static int look_at_streams(struct pollfd *looks)
 /* The waiting thread's lease on the streams (transport/lease.h). */
 static long long lease_left(long long park_ns) { return shoal_lease_left(&shoal_tls.served_ns, park_ns); }
 
+/* How an accepted stream opens, by its first byte within the handshake's
+ * deadline: 1 with a pair preamble (tls_pair.c), 0 otherwise (a TLS
+ * handshake: a record of type 22), -1 with nothing by then. */
+static int opens_pair(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    unsigned char first = 0;
+    if (poll(&p, 1, (int)(HANDSHAKE_SECONDS * 1000)) <= 0) return -1;
+    return recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && first == SHOAL_TLS_PAIR_FIRST;
+}
+
 static void *serve_stream(void *arg)
 {
     struct shoal_tls_server *s = arg;
     char reason[200];
     sigset_t unused;
     shoal_tls_sigpipe_block(&unused); /* for the thread's whole life */
-    int sigpipe = 1;
-    SSL *ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, &sigpipe, reason, sizeof reason);
-    atomic_fetch_sub(&shoal_tls.handshakes, 1);
+    int sigpipe = 0, pair_pe = -1, opening = s->mux ? 1 : opens_pair(s->fd);
+    SSL *ssl = NULL;
+    if (opening < 0) snprintf(reason, sizeof reason, "handshake timed out after %.0f s", HANDSHAKE_SECONDS);
+    if (opening > 0 && !s->mux) {
+        s->mux = shoal_tls_pair_accept(s->fd, HANDSHAKE_SECONDS, &pair_pe, reason, sizeof reason);
+        s->ch = 0;
+    }
+    if (s->mux) {
+        /* A channel this PE dialed waits for its peer's first bytes. */
+        ssl = shoal_tls_handshake_mux(s->mux, s->ch, 1, HANDSHAKE_SECONDS, !s->accepted, reason, sizeof reason);
+        if (pair_pe >= 0) shoal_tls_pair_accepted(pair_pe, s->mux, ssl != NULL);
+    } else if (opening == 0) {
+        sigpipe = 1;
+        ssl = shoal_tls_handshake(s->fd, 1, HANDSHAKE_SECONDS, &sigpipe, reason, sizeof reason);
+    }
+    if (s->accepted) atomic_fetch_sub(&shoal_tls.handshakes, 1);
+    /* Refusing a PE's dial because ours is on its way is routine. */
+    const int routine = opening > 0 && !s->mux && pair_pe >= 0;
     s->scratch = ssl ? malloc(DRAIN_SIZE) : NULL;
     if (!ssl) {
-        if (!atomic_load(&shoal_tls.stopping)) note_refusal(&s->from, reason);
+        if (!atomic_load(&shoal_tls.stopping) && !routine && s->accepted) note_refusal(&s->from, reason);
     } else if (s->scratch) {
         pthread_mutex_lock(&shoal_tls.serve_lock);
         s->ssl = ssl;
@@ -446,8 +475,14 @@ static void *serve_stream(void *arg)
                 atomic_store(&s->sleeping, 0);
                 continue;
             }
-            struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
-            const int slept = poll(p, 2, -1);
+            /* On a pair connection the other channel's reader may take in
+             * this one's bytes: it wakes us through the mux. */
+            const int mux_fd = s->mux ? shoal_mux_sleep_begin(s->mux, s->ch) : -1;
+            struct pollfd p[3] = {{.fd = s->fd, .events = POLLIN},
+                                  {.fd = s->wake_fd, .events = POLLIN},
+                                  {.fd = mux_fd, .events = POLLIN}};
+            const int slept = s->mux && mux_fd < 0 ? 1 : poll(p, s->mux ? 3 : 2, -1);
+            if (s->mux) shoal_mux_sleep_end(s->mux, s->ch);
             atomic_store(&s->sleeping, 0);
             if (slept < 0 && errno != EINTR) break;
             uint64_t count;
@@ -456,7 +491,7 @@ static void *serve_stream(void *arg)
         }
     }
     pthread_mutex_lock(&shoal_tls.serve_lock);
-    close(s->fd);
+    if (!s->mux) close(s->fd); /* a pair connection's ends with the transport */
     s->fd = -1;
     s->done = 1;
     pthread_cond_broadcast(&server_done);
@@ -604,31 +639,21 @@ static void reap(int all)
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
-static void start_stream(int fd, const struct sockaddr_in *from)
+/* A server for fd's stream (or channel ch of m), on its own thread. */
+static shoal_status_t start_server(int fd, const struct sockaddr_in *from, struct shoal_mux *m, int ch)
 {
-    if (atomic_fetch_add(&shoal_tls.handshakes, 1) >= handshakes_max()) {
-        atomic_fetch_sub(&shoal_tls.handshakes, 1);
-        note_refusal(from, "too many handshakes in progress");
-        close(fd);
-        return;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct shoal_tls_server *s = calloc(1, sizeof *s);
-    if (!s) {
-        atomic_fetch_sub(&shoal_tls.handshakes, 1);
-        close(fd);
-        return;
-    }
+    if (!s) return SHOAL_ERR_NOMEM;
     s->fd = fd;
-    s->from = *from;
+    if (from) s->from = *from;
+    s->mux = m;
+    s->ch = ch;
+    s->accepted = m == NULL;
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (s->wake_fd < 0) {
-        shoal_error("tls", "cannot accept a peer's stream: eventfd: %s", strerror(errno));
-        atomic_fetch_sub(&shoal_tls.handshakes, 1);
-        close(fd);
+        shoal_error("tls", "cannot serve a peer's stream: eventfd: %s", strerror(errno));
         free(s);
-        return;
+        return SHOAL_ERR_SYS;
     }
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&shoal_tls.serve_lock);
@@ -641,13 +666,32 @@ static void start_stream(int fd, const struct sockaddr_in *from)
         if (s->next) s->next->prev = NULL;
     }
     pthread_mutex_unlock(&shoal_tls.serve_lock);
-    if (rc != 0) {
-        shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
+    if (rc == 0) return SHOAL_OK;
+    shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
+    close(s->wake_fd);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return SHOAL_ERR_SYS;
+}
+
+shoal_status_t shoal_tls_server_channel(struct shoal_mux *m, int ch)
+{
+    return start_server(shoal_mux_fd(m), NULL, m, ch);
+}
+
+static void start_stream(int fd, const struct sockaddr_in *from)
+{
+    if (atomic_fetch_add(&shoal_tls.handshakes, 1) >= handshakes_max()) {
+        atomic_fetch_sub(&shoal_tls.handshakes, 1);
+        note_refusal(from, "too many handshakes in progress");
+        close(fd);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (start_server(fd, from, NULL, 0) != SHOAL_OK) {
         atomic_fetch_sub(&shoal_tls.handshakes, 1);
         close(fd);
-        close(s->wake_fd);
-        pthread_mutex_destroy(&s->lock);
-        free(s);
     }
 }
 
