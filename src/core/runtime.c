@@ -147,6 +147,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     rt->transport_setup = (struct shoal_transport_setup){
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
         .machine_pes = rt->machine_pes, .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
+        .tls_pair = !strcmp(rt->config.tls_pair, "on") ? 1 : !strcmp(rt->config.tls_pair, "off") ? 0 : -1,
         .peer_lost = transport_peer_lost,
         .flush_word = rt->internal_offset + offsetof(struct shoal_internal_area, flush_sink),
         .local = {&rt->seg[SHOAL_SEG_HEAP], &rt->seg[SHOAL_SEG_DATA]}};

@@ -40,6 +40,8 @@ struct shoal_transport_setup {
     /* The fabric transport must reach every PE, this host's and itself
      * included (SHMEM_TRANSPORT=ofi: every test runs over the fabric). */
     int fabric_all;
+    /* SHMEM_TLS_PAIR: -1 auto, 0 off, 1 on (transport/tls/tls_pair.c). */
+    int tls_pair;
     const shoal_segment_t *local[SHOAL_SEG_COUNT];
     /* Offset in every PE's heap of an 8-byte word that a transport may
      * write to make its earlier writes to that PE visible (ofi), and that

@@ -51,6 +51,11 @@ const struct shoal_config_var shoal_config_vars[] = {
      "every pair of hosts, RDMA or not; refuses to start where that cannot be) or 'off' (libfabric tcp in the "
      "clear: trusted networks only).",
      FIELD(encrypt), .choices = "auto|required|off"},
+    {"SHMEM_TLS_PAIR", SHOAL_CONFIG_STRING, "auto",
+     "Whether two PEs' encrypted streams share one TCP connection, so either PE's data carries the other's "
+     "acknowledgements: 'on', 'off' (a connection per stream) or 'auto' (on, unless the kernel's tls module is "
+     "loaded: a shared connection's TLS runs in user space, a stream of its own may use kernel TLS).",
+     FIELD(tls_pair), .choices = "auto|on|off"},
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
      "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once, 2 to 256.",
      FIELD(teams_max), .min = 2, .max = 256, .unit = "teams"},

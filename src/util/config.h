@@ -27,6 +27,7 @@ struct shoal_config {
     const char *wait_policy; /* auto, spin, yield, sleep */
     const char *transport;
     const char *encrypt; /* auto, required, off: data between hosts */
+    const char *tls_pair; /* auto, on, off: one connection per pair of PEs (transport/tls/tls_pair.c) */
     long teams_max;
     const char *coll_algorithm;
     /* The bootstrap between hosts (oshrun --nnodes; see docs/bootstrap.md). */

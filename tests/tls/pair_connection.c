@@ -3,7 +3,7 @@
  * opens its streams to every other at the same moment; data is whole both
  * ways, with large puts crossing on one connection at once.
  * Expects PAIR_CONNECTIONS_PER_PEER (default 1) TCP connections per peer
- * after every pair has talked: 2 with SHMEM_TLS_PAIR=0. */
+ * after every pair has talked: 2 with SHMEM_TLS_PAIR=off. */
 #include <dirent.h>
 #include <shmem.h>
 #include <stdio.h>

@@ -55,8 +55,11 @@ static struct dead_mux *dead;
 
 shoal_status_t shoal_tls_pair_init(void)
 {
-    const char *v = getenv("SHMEM_TLS_PAIR");
-    enabled = !v || strcmp(v, "0") != 0;
+    /* A channel's TLS runs in user space: where the kernel's tls module
+     * is loaded, streams of their own keep kernel TLS (its bulk speed)
+     * unless pairing is asked for (SHMEM_TLS_PAIR). */
+    const int asked = shoal_tls.setup->tls_pair;
+    enabled = asked >= 0 ? asked : access("/sys/module/tls", F_OK) != 0;
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
