@@ -14,7 +14,12 @@ reassembles each direction of each TCP connection whose server port is PORT
     TLS 1.3 (supported_versions 0x0304), the server's first is a ServerHello
     selecting it; after the hellos only application_data records (and the
     compatibility change_cipher_spec) follow, so everything else is
-    encrypted.
+    encrypted. A Shoal pair connection (src/transport/tls/tls_pair.c) opens
+    with an 8-byte preamble ("SHP1" and the dialer's PE number) and a 1-byte
+    answer in the clear, then carries frames of two channels (a 4-byte
+    little-endian header: bit 31 the channel, the rest the length): each
+    channel must be TLS 1.3 as above on its own, channel 0 opened by the
+    dialer, channel 1 by the other end.
   * forbidden bytes anywhere in either direction: each --forbid TEXT, each
     --forbid-hex, each --forbid-ip as text and as 4 network-order bytes, and
     the secret file's content raw, stripped, as hex (lower and upper case)
@@ -171,8 +176,57 @@ def hello_extensions(body, client):
     return exts
 
 
+def pair_channels(name, streams, notes, found):
+    """The two channels of a Shoal pair connection, each as a connection of
+    its own ({"c2s", "s2c"}, c2s from the end that opened the channel), or
+    None when the connection does not open as one."""
+    c2s, s2c = streams["c2s"], streams["s2c"]
+    if len(c2s) < 8 or c2s[:4] != b"SHP1":
+        return None
+    notes.append("%s: pair connection from PE %d (its opening in the clear by design)"
+                 % (name, struct.unpack("<I", c2s[4:8])[0]))
+    answer = s2c[:1]
+    if answer not in (b"A", b"R"):
+        found.append("%s: the pair connection's answer is %r, not A or R" % (name, answer))
+        return {}
+    if answer == b"R":
+        if len(c2s) > 8 or len(s2c) > 1:
+            found.append("%s: bytes after a refused pair connection's opening" % name)
+        return {}
+    chans = {0: {"c2s": b"", "s2c": b""}, 1: {"c2s": b"", "s2c": b""}}
+    for direction, data, start in (("c2s", c2s[8:], 8), ("s2c", s2c[1:], 1)):
+        parts, off = {0: [], 1: []}, 0
+        while off + 4 <= len(data):
+            h = struct.unpack("<I", data[off:off + 4])[0]
+            ch, n = h >> 31, h & 0x7FFFFFFF
+            if n == 0 or n > 1 << 20 or off + 4 + n > len(data):
+                break
+            parts[ch].append(data[off + 4:off + 4 + n])
+            off += 4 + n
+        if off != len(data):
+            found.append("%s: %d bytes from the %s at offset %d are no whole frames: %r"
+                         % (name, len(data) - off, "client" if direction == "c2s" else "server", start + off,
+                            data[off:off + 48]))
+        for ch in (0, 1):
+            opener_side = direction if ch == 0 else ("s2c" if direction == "c2s" else "c2s")
+            chans[ch][opener_side] = b"".join(parts[ch])
+    return chans
+
+
 def check_tls(name, streams, notes):
     """Findings (strings) about one connection's TLS structure."""
+    found = []
+    chans = pair_channels(name, streams, notes, found)
+    if chans is not None:
+        for ch, chan in sorted(chans.items()):
+            if chan["c2s"] or chan["s2c"]:
+                found += check_records("%s channel %d" % (name, ch), chan, notes)
+        return found
+    return check_records(name, streams, notes)
+
+
+def check_records(name, streams, notes):
+    """Findings about a byte stream pair that must be one TLS 1.3 session."""
     found = []
     for direction, want in (("c2s", 1), ("s2c", 2)):
         data = streams[direction]
