@@ -239,7 +239,8 @@ int shoal_tls_read(SSL *ssl, void *buf, size_t len);
 void shoal_tls_sigpipe_block(sigset_t *old);
 /* Polls fd a little while (AWAIT_SPIN_S, tls_ssl.c) before a read would block;
  * returns at once if ssl (when not NULL) holds data already; with serve,
- * applies peers' requests meanwhile (shoal_tls_serve). Returns 1 when
+ * applies peers' requests meanwhile (shoal_tls_serve(0, serve): 2 takes
+ * the lease whether or not requests came lately). Returns 1 when
  * there is something to read (or the stream ended), 0 when it gave up. */
 int shoal_tls_await(SSL *ssl, int fd, int serve);
 void shoal_tls_sigpipe_restore(const sigset_t *old);
@@ -251,7 +252,8 @@ shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 shoal_status_t shoal_tls_server_channel(struct shoal_mux *m, int ch);
 /* Applies, in the calling thread, the requests peers have sent; gets only
  * with gets set (tls_server.c says why). A spinning caller leases the
- * streams from their threads; any other ends the lease. */
+ * streams from their threads while requests come lately, or always with
+ * spinning 2; any other ends the lease. */
 void shoal_tls_serve(int gets, int spinning);
 /* The waiting thread stops applying requests: server threads take over now. */
 void shoal_tls_serve_release(void);

@@ -196,7 +196,10 @@ static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, 
 
 static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const char *what, int pe)
 {
-    shoal_tls_await(c->ssl, c->fd, 1); /* an answer usually comes within tens of microseconds */
+    /* An answer usually comes within tens of microseconds. On a pair
+     * connection the wait leases the streams (shoal_tls_serve): a thread
+     * asleep on the shared socket would wake for the answer too. */
+    shoal_tls_await(c->ssl, c->fd, c->mux ? 2 : 1);
     if (shoal_tls_read(c->ssl, buf, len) == 0) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
@@ -501,7 +504,7 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         struct shoal_tls_conn *c = &t->conn[pe];
         int asked = 0;
         while (c->acked != c->sent) {
-            if (!asked && !shoal_tls_await(c->ssl, c->fd, 1)) {
+            if (!asked && !shoal_tls_await(c->ssl, c->fd, c->mux ? 2 : 1)) {
                 send_or_fail(c, &flush, sizeof flush, 0, "quiet", pe);
                 __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELAXED);
                 asked = 1;

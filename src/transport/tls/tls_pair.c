@@ -7,14 +7,15 @@
  * Channel 0 of an accepted connection carries the dialer's stream (a TLS
  * session, the dialer its client), channel 1 the acceptor's, once it needs
  * it. When both dial at once, the lower PE refuses the higher one's dial
- * (it has its own in flight): the higher one then waits for the lower
- * one's, which it accepts. So each pair ends up with one connection.
+ * (it has its own in flight): the higher one then waits a moment for the
+ * lower one's, which it accepts. So each pair ends up with one connection.
  *
- * The preamble is not authenticated; nothing rides the connection for this
- * PE's own stream until the dialer has finished a TLS handshake on
- * channel 0 with the job's key (shoal_tls_pair_accepted), so a stranger
- * claiming a PE number delays that PE's stream by its handshake deadline
- * at most, and gets no access. */
+ * The preamble is not authenticated: a connection counts as the peer's
+ * only once the dialer has finished a TLS handshake on channel 0 with the
+ * job's key (shoal_tls_pair_accepted). Until then this PE accepts more
+ * openings claiming the same PE, and its own stream waits for them only
+ * briefly before dialing: a stranger claiming a PE number neither blocks
+ * that PE nor gets any access. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -35,23 +36,27 @@
 
 struct pair {
     struct shoal_mux *mine;   /* the connection this PE dialed (its stream on channel 0) */
-    struct shoal_mux *theirs; /* the one the peer dialed (this PE's stream on channel 1) */
+    struct shoal_mux *theirs; /* the one the peer dialed, its handshake done (this PE's stream on channel 1) */
     int dialing;              /* this PE's dial is in flight */
-    int theirs_ready;         /* theirs passed the dialer's handshake */
-    int refused;              /* the peer refused this PE's dial: it dials */
+    int pending;              /* openings claiming the peer, their handshakes in progress */
+    double refused_at;        /* when the peer last refused this PE's dial (it dials, or is paired) */
 };
+/* How long a stream waits for the peer's connection on its way (a pending
+ * opening, a refusal) before it dials again. */
+#define BRIEFLY_S 0.2
 
 static struct pair *pairs;
 static pthread_mutex_t pair_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pair_changed;
 static int enabled;
-/* Connections no pair uses (refused, failed): freed at the end, when no
- * thread can be using them. */
-struct dead_mux {
+/* Connections no stream of this PE rides: failed ones (shut down at once)
+ * and a peer's second one, when both PEs' dials were accepted (its stream
+ * rides it). Freed at the end, when no thread can be using them. */
+struct other_mux {
     struct shoal_mux *mux;
-    struct dead_mux *next;
+    struct other_mux *next;
 };
-static struct dead_mux *dead;
+static struct other_mux *others;
 
 shoal_status_t shoal_tls_pair_init(void)
 {
@@ -72,14 +77,14 @@ shoal_status_t shoal_tls_pair_init(void)
 int shoal_tls_pair_enabled(void) { return enabled; }
 
 /* Called with pair_lock held. */
-static void bury(struct shoal_mux *m)
+static void keep_other(struct shoal_mux *m, int failed)
 {
-    struct dead_mux *d = malloc(sizeof *d);
-    shoal_mux_shutdown(m);
-    if (!d) return; /* leaked rather than freed under a thread still using it */
-    d->mux = m;
-    d->next = dead;
-    dead = d;
+    struct other_mux *o = malloc(sizeof *o);
+    if (failed) shoal_mux_shutdown(m);
+    if (!o) return; /* leaked rather than freed under a thread still using it */
+    o->mux = m;
+    o->next = others;
+    others = o;
 }
 
 /* Waits until fd is readable (events POLLIN) or writable, or the deadline. */
@@ -174,32 +179,37 @@ static int wait_change(double deadline)
     return 0;
 }
 
+/* Opens c on channel 1 of m, the connection pe dialed. */
+static int ride_theirs(struct shoal_tls_conn *c, struct shoal_mux *m, double deadline, char *reason, size_t len)
+{
+    const double left = deadline - shoal_tls_now();
+    SSL *ssl = shoal_tls_handshake_mux(m, 1, 0, left > 1.0 ? left : 1.0, 0, reason, len);
+    if (!ssl) return -1;
+    c->ssl = ssl;
+    c->mux = m;
+    c->fd = shoal_mux_fd(m);
+    c->sigpipe = 0;
+    return 0;
+}
+
 int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *lost, char *reason, size_t len)
 {
     struct pair *p = &pairs[pe];
     *lost = 0;
     pthread_mutex_lock(&pair_lock);
     for (;;) {
-        if (p->theirs && p->theirs_ready) {
+        if (p->theirs) {
             struct shoal_mux *m = p->theirs;
             pthread_mutex_unlock(&pair_lock);
-            const double left = deadline - shoal_tls_now();
-            SSL *ssl = shoal_tls_handshake_mux(m, 1, 0, left > 1.0 ? left : 1.0, 0, reason, len);
-            if (!ssl) return -1;
-            c->ssl = ssl;
-            c->mux = m;
-            c->fd = shoal_mux_fd(m);
-            c->sigpipe = 0;
-            return 0;
+            return ride_theirs(c, m, deadline, reason, len);
         }
-        if (p->theirs || p->refused) {
-            /* The peer's connection is on its way, or being checked. */
-            if (wait_change(deadline) != 0) {
-                pthread_mutex_unlock(&pair_lock);
-                snprintf(reason, len, "the peer refused this PE's pair connection and opened none itself");
-                return -1;
-            }
-            continue;
+        /* The peer's connection may be on its way: wait for it briefly. */
+        const double now = shoal_tls_now(), until = p->refused_at + BRIEFLY_S;
+        if ((p->pending || now < until) && now < deadline) {
+            const double end = p->pending ? now + BRIEFLY_S : until;
+            wait_change(end < deadline ? end : deadline);
+            if (p->theirs || shoal_tls_now() < (p->pending ? end : until)) continue;
+            p->refused_at = 0;
         }
         p->dialing = 1;
         pthread_mutex_unlock(&pair_lock);
@@ -226,12 +236,13 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
             c->sigpipe = 0;
             return 0;
         }
-        if (m) bury(m);
-        if (refused) {
-            p->refused = 1;
+        if (m) keep_other(m, 1);
+        if (refused && shoal_tls_now() < deadline) {
+            p->refused_at = shoal_tls_now();
             continue;
         }
         pthread_mutex_unlock(&pair_lock);
+        if (refused) snprintf(reason, len, "the peer refused this PE's pair connection until the deadline");
         return -1;
     }
 }
@@ -252,16 +263,13 @@ struct shoal_mux *shoal_tls_pair_accept(int fd, double seconds, int *pe, char *r
     }
     struct pair *p = &pairs[from];
     pthread_mutex_lock(&pair_lock);
-    /* The lower PE's dial wins; one connection from each peer at most. */
+    /* The lower PE's dial wins; one connection from each peer at most once
+     * its handshake proved it the peer's. */
     const int refuse = p->theirs || ((p->mine || p->dialing) && shoal_tls.my_pe < (int)from);
     struct shoal_mux *m = NULL;
     const char answer = refuse ? REFUSE : ACCEPT;
     if (send(fd, &answer, 1, MSG_NOSIGNAL) == 1 && !refuse) m = shoal_mux_new(fd);
-    if (m) {
-        p->theirs = m;
-        p->theirs_ready = 0;
-        p->refused = 0;
-    }
+    if (m) p->pending++;
     pthread_mutex_unlock(&pair_lock);
     if (!m)
         snprintf(reason, len, refuse ? "PE %u's pair connection refused: one is open or opening" : "cannot answer PE %u",
@@ -274,15 +282,12 @@ void shoal_tls_pair_accepted(int pe, struct shoal_mux *m, int ok)
 {
     pthread_mutex_lock(&pair_lock);
     struct pair *p = &pairs[pe];
-    if (p->theirs == m) {
-        if (ok) {
-            p->theirs_ready = 1;
-        } else {
-            p->theirs = NULL;
-            bury(m);
-        }
-        pthread_cond_broadcast(&pair_changed);
-    }
+    p->pending--;
+    if (ok && !p->theirs && !p->mine)
+        p->theirs = m;
+    else
+        keep_other(m, !ok); /* a stranger's, or the peer's second (both dials went through) */
+    pthread_cond_broadcast(&pair_changed);
     pthread_mutex_unlock(&pair_lock);
 }
 
@@ -293,6 +298,7 @@ void shoal_tls_pair_shutdown(void)
         if (pairs[pe].mine) shoal_mux_shutdown(pairs[pe].mine);
         if (pairs[pe].theirs) shoal_mux_shutdown(pairs[pe].theirs);
     }
+    for (struct other_mux *o = others; o; o = o->next) shoal_mux_shutdown(o->mux);
     pthread_mutex_unlock(&pair_lock);
 }
 
@@ -305,11 +311,11 @@ void shoal_tls_pair_free(void)
     }
     free(pairs);
     pairs = NULL;
-    while (dead) {
-        struct dead_mux *d = dead;
-        dead = d->next;
-        shoal_mux_free(d->mux);
-        free(d);
+    while (others) {
+        struct other_mux *o = others;
+        others = o->next;
+        shoal_mux_free(o->mux);
+        free(o);
     }
     pthread_mutex_unlock(&pair_lock);
 }

@@ -516,7 +516,8 @@ void shoal_tls_serve(int gets, int spinning)
     /* The lease only while requests come: a waiter whose peers are silent
      * leaves its streams' threads asleep on their sockets, where nothing
      * wakes them, rather than parked on a timer that does. */
-    const int leased = spinning && now - atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed) < ACTIVE_NS;
+    const int leased = spinning > 1 ||
+                       (spinning && now - atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed) < ACTIVE_NS);
     if (leased) {
         if (!atomic_load_explicit(&shoal_tls.served_ns, memory_order_relaxed)) lease_since = now;
         atomic_store(&shoal_tls.served_ns, now); /* before sleeping is read */

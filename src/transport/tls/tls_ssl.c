@@ -622,7 +622,7 @@ int shoal_tls_await(SSL *ssl, int fd, int serve)
     const double end = shoal_tls_now() + AWAIT_SPIN_S;
     for (;;) {
         if (ssl ? shoal_tls_arrived(ssl, fd) : shoal_tls_readable(fd)) return 1;
-        if (serve) shoal_tls_serve(0, 1);
+        if (serve) shoal_tls_serve(0, serve);
         if (shoal_tls.spin_yields) sched_yield();
         if (shoal_tls_now() > end) break;
     }
