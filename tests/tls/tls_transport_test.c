@@ -9,17 +9,25 @@
  * target, which does not fault and keeps its memory; the initiator ends the
  * "job" with one line naming the PE (setup.fatal, caught here); a get from
  * the read-only span works. Signals and puts with a signal land without a
- * quiet, and a refused signal is reported too. Run under oshrun. */
+ * quiet, and a refused signal is reported too. Default-context streams
+ * share one connection per pair (tls_pair.c), after a stranger's openings
+ * claiming PE numbers were refused or failed. Run under oshrun. */
+#include <errno.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "boot/boot.h"
 #include "harness.h"
 #include "transport_fatal.h"
 #include "heap/segment.h"
+#include "transport/tls/tls.h"
 #include "transport/transport.h"
 #include "util/log.h"
 
@@ -209,6 +217,45 @@ static void test_refusals(void)
     CHECK_MSG(bad == 0, "my static stand-in changed in %zu bytes", bad);
 }
 
+/* A stranger's pair openings (tls_pair.c) at PE 1, before PEs 0 and 1
+ * talk: one claiming PE 0 is answered, then closed once its junk on
+ * channel 0 fails the handshake; ones claiming PE 1 itself or no PE of the
+ * job get no answer. The job's own default streams pair afterwards (the
+ * tests after this one), so the claim blocked nothing. */
+static void test_stranger_openings(void)
+{
+    if (me == 0) {
+        const struct sockaddr_in *to = &shoal_tls.peer[1].sin;
+        const uint32_t claims[] = {0, 1, 9999};
+        for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+            int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            CHECK(fd >= 0 && connect(fd, (const struct sockaddr *)to, sizeof *to) == 0);
+            const struct timeval limit = {10, 0};
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+            const uint32_t c = claims[i];
+            const unsigned char opening[8] = {SHOAL_TLS_PAIR_FIRST, 'H', 'P', '1', (unsigned char)c,
+                                              (unsigned char)(c >> 8), (unsigned char)(c >> 16), (unsigned char)(c >> 24)};
+            CHECK(write(fd, opening, sizeof opening) == (ssize_t)sizeof opening);
+            char answer = 0;
+            const ssize_t n = read(fd, &answer, 1);
+            if (c != 0) {
+                CHECK_MSG(n == 0, "an opening claiming PE %u was answered (%zd, %c)", c, n, answer);
+            } else {
+                CHECK_MSG(n == 1 && answer == 'A', "an opening claiming PE 0 got %zd, %c", n, answer);
+                /* A frame of channel 0 that is no TLS record. */
+                unsigned char junk[4 + 64] = {64, 0, 0, 0};
+                CHECK(write(fd, junk, sizeof junk) == (ssize_t)sizeof junk);
+                unsigned char rest[256];
+                ssize_t k;
+                while ((k = read(fd, rest, sizeof rest)) > 0) {}
+                CHECK_MSG(k == 0, "the stranger's connection was not closed: %s", strerror(errno));
+            }
+            close(fd);
+        }
+    }
+    barrier();
+}
+
 int main(void)
 {
     must(shoal_boot_open(&boot), "boot open");
@@ -224,10 +271,11 @@ int main(void)
     struct shoal_peer *peers = calloc((size_t)npes, sizeof *peers);
     struct shoal_transport_setup setup = {.boot = boot, .my_pe = me, .n_pes = npes, .n_nodes = 1,
                                           .fabric_all = 1, .local = {&heap, &data}, .peers = peers,
-                                          .fatal = test_fatal};
+                                          .fatal = test_fatal, .tls_pair = 1};
     must(T->init(&setup), "tls init");
     CHECK_MSG(strncmp(setup.listen, "tls 127.0.0.1:", 14) == 0, "listens on '%s', not loopback", setup.listen);
     shoal_tctx_t *ctx2 = NULL;
+    if (npes >= 2) test_stranger_openings();
     must(T->ctx_create(&ctx2), "ctx_create");
     for (size_t size = 1; size <= 4 * MiB; size *= 16) test_put_get(ctx2, size);
     test_put_get(NULL, 4 * MiB);
