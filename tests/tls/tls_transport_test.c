@@ -220,13 +220,15 @@ static void test_refusals(void)
 /* A stranger's pair openings (tls_pair.c) at PE 1, before PEs 0 and 1
  * talk: one claiming PE 0 is answered, then closed once its junk on
  * channel 0 fails the handshake; ones claiming PE 1 itself or no PE of the
- * job get no answer. The job's own default streams pair afterwards (the
- * tests after this one), so the claim blocked nothing. */
-static void test_stranger_openings(void)
+ * job get no answer; a last one claiming PE 0 stays open and silent while
+ * the job's own default streams open and pair (the tests after this one):
+ * no claim keeps them from it. Returns that last connection (PE 0). */
+static int test_stranger_openings(void)
 {
+    int idle = -1;
     if (me == 0) {
         const struct sockaddr_in *to = &shoal_tls.peer[1].sin;
-        const uint32_t claims[] = {0, 1, 9999};
+        const uint32_t claims[] = {0, 1, 9999, 0};
         for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
             int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
             CHECK(fd >= 0 && connect(fd, (const struct sockaddr *)to, sizeof *to) == 0);
@@ -240,6 +242,10 @@ static void test_stranger_openings(void)
             const ssize_t n = read(fd, &answer, 1);
             if (c != 0) {
                 CHECK_MSG(n == 0, "an opening claiming PE %u was answered (%zd, %c)", c, n, answer);
+            } else if (i == 3) {
+                CHECK_MSG(n == 1 && answer == 'A', "a second opening claiming PE 0 got %zd, %c", n, answer);
+                idle = fd;
+                continue;
             } else {
                 CHECK_MSG(n == 1 && answer == 'A', "an opening claiming PE 0 got %zd, %c", n, answer);
                 /* A frame of channel 0 that is no TLS record. */
@@ -254,6 +260,7 @@ static void test_stranger_openings(void)
         }
     }
     barrier();
+    return idle;
 }
 
 int main(void)
@@ -275,15 +282,31 @@ int main(void)
     must(T->init(&setup), "tls init");
     CHECK_MSG(strncmp(setup.listen, "tls 127.0.0.1:", 14) == 0, "listens on '%s', not loopback", setup.listen);
     shoal_tctx_t *ctx2 = NULL;
-    if (npes >= 2) test_stranger_openings();
+    const int idle_stranger = npes >= 2 ? test_stranger_openings() : -1;
     must(T->ctx_create(&ctx2), "ctx_create");
     for (size_t size = 1; size <= 4 * MiB; size *= 16) test_put_get(ctx2, size);
+    if (idle_stranger >= 0) {
+        /* PE 0's default stream to PE 1 opens while PE 1 opens none (it
+         * waits in the bootstrap's barrier) and the idle stranger claiming
+         * PE 0 is still pending there: it must not wait out the stranger's
+         * 10 s handshake deadline. */
+        struct timespec t0, t1;
+        const uint64_t word = 42;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        must(T->put(NULL, 1, SHOAL_SEG_HEAP, 0, &word, sizeof word), "put");
+        T->quiet(NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        CHECK_MSG(took < 5.0, "PE 0's first put to PE 1 took %.1f s beside a stranger's claim", took);
+    }
+    barrier();
     test_put_get(NULL, 4 * MiB);
     test_amo();
     test_signals();
     test_counted_put_signal(ctx2);
     if (npes >= 2) test_refusals();
     T->ctx_destroy(ctx2);
+    if (idle_stranger >= 0) close(idle_stranger);
     barrier();
     T->fini(&setup);
     free(peers);
