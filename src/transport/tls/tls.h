@@ -1,7 +1,10 @@
 /* tls.h: state shared by the files of the encrypted transport.
  *
  * Data between hosts travels inside TLS 1.3 streams over TCP, one stream
- * per (context, target PE), opened at first use. The initiator writes
+ * per (context, target PE), opened at first use. Two PEs' streams of the
+ * default context share one TCP connection (tls_pair.c, tls_mux.h), so
+ * either PE's requests carry the TCP acknowledgements of the other's; the
+ * other contexts' streams have connections of their own. The initiator writes
  * requests; the target's server thread for that stream applies them to its
  * own memory, in order, and answers the ones that return something. So:
  * - a put is one record and no reply; fence needs nothing (one stream is
