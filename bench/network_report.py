@@ -139,20 +139,20 @@ def floor_line(med, setup):
 
 def oneway_floor_lines(med, setup, one_conn):
     """tcp_floor's ping-pong and exchange again over two connections that
-    each carry one direction, as Shoal tls's streams carry signals (one
-    stream per initiator and target, nothing sent back): what that layout
-    costs a message here, set beside Shoal tls's ping-pong (whose puts are
-    acknowledged on their streams) and barrier and the barrier target."""
+    each carry one direction, as Shoal tls's streams carry signals with a
+    connection per stream (SHMEM_TLS_PAIR=off): what that layout costs a
+    message here, set beside Shoal tls's ping-pong and barrier (two PEs'
+    streams sharing one connection, the default) and the barrier target."""
     f = {k: med.get((setup, "floor", "tcp_oneway_" + k, 64)) for k in ("pingpong", "exchange")}
     if f["pingpong"] is None or f["exchange"] is None:
         return []
     line = (f"The same exchanges over two connections, each carrying one direction only, as Shoal tls's streams"
-            f" carry signals (one stream per initiator and target; with no data going back, the receiving kernel"
-            f" sends each ACK by itself): ping-pong {fmt(f['pingpong'])} us ({f['pingpong'] / one_conn['pingpong']:.2f}x one"
+            f" carry signals with a connection per stream (SHMEM_TLS_PAIR=off; with no data going back, the"
+            f" receiving kernel sends each ACK by itself): ping-pong {fmt(f['pingpong'])} us ({f['pingpong'] / one_conn['pingpong']:.2f}x one"
             f" connection), exchange {fmt(f['exchange'])} us ({f['exchange'] / one_conn['exchange']:.2f}x).")
     shoal_pp = med.get((setup, "shoal-tls", "pingpong", 8))
     if shoal_pp:
-        line += (f" Shoal tls ping-pong (its puts acknowledged back on their streams) {fmt(shoal_pp)} us,"
+        line += (f" Shoal tls ping-pong (two PEs' streams on one connection) {fmt(shoal_pp)} us,"
                  f" {shoal_pp / f['pingpong']:.2f}x the one-way ping-pong.")
     peer = med.get((setup, PEER, "barrier_all", 0))
     shoal_bar = med.get((setup, "shoal-tls", "barrier_all", 0))

@@ -21,9 +21,9 @@
  *                  trip of it
  *   tcp_oneway_pingpong, tcp_oneway_exchange  the first two over two
  *                  connections, each carrying one direction only, as the
- *                  encrypted transport's streams carry signals (one per
- *                  initiator and target, nothing answered): no data goes
- *                  back on a connection to carry its ACKs, so the
+ *                  encrypted transport's streams carry signals with a
+ *                  connection per stream (SHMEM_TLS_PAIR=off): no data
+ *                  goes back on a connection to carry its ACKs, so the
  *                  receiving kernel sends each by itself
  * With --members M, each end also forks M processes that share a page
  * with it, and prints after the above:
