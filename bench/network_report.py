@@ -107,11 +107,17 @@ def table(med, units, setup):
     return lines
 
 
+def tcp_figures(med, setup, prefix):
+    """tcp_floor's ping-pong and exchange of one kind, or None."""
+    f = {k: med.get((setup, "floor", prefix + k, 64)) for k in ("pingpong", "exchange")}
+    return None if None in f.values() else f
+
+
 def floor_line(med, setup):
     """The same run's exchanges over plain TCP (bench/tcp_floor.c), set
     against the barrier target: below the floor, no library can meet it."""
-    f = {k: med.get((setup, "floor", "tcp_" + k, 64)) for k in ("pingpong", "exchange")}
-    if f["exchange"] is None or f["pingpong"] is None:
+    f = tcp_figures(med, setup, "tcp_")
+    if f is None:
         return []
     line = (f"Floor of this run over plain TCP, no library and no encryption (bench/tcp_floor.c, 64-byte"
             f" messages, the receiver spinning on a non-blocking recv): ping-pong {fmt(f['pingpong'])} us"
@@ -143,8 +149,8 @@ def oneway_floor_lines(med, setup, one_conn):
     connection per stream (SHMEM_TLS_PAIR=off): what that layout costs a
     message here, set beside Shoal tls's ping-pong and barrier (two PEs'
     streams sharing one connection, the default) and the barrier target."""
-    f = {k: med.get((setup, "floor", "tcp_oneway_" + k, 64)) for k in ("pingpong", "exchange")}
-    if f["pingpong"] is None or f["exchange"] is None:
+    f = tcp_figures(med, setup, "tcp_oneway_")
+    if f is None:
         return []
     line = (f"The same exchanges over two connections, each carrying one direction only, as Shoal tls's streams"
             f" carry signals with a connection per stream (SHMEM_TLS_PAIR=off; with no data going back, the"
