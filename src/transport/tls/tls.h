@@ -272,7 +272,8 @@ void shoal_tls_pay_acks(void);
 void shoal_tls_server_stop(void);
 
 /* tls_pair.c: one TCP connection per pair of PEs for both PEs' default
- * context streams (tls_mux.h says why; SHMEM_TLS_PAIR=off turns it off). */
+ * context streams (tls_mux.h says why). SHMEM_TLS_PAIR=off makes this PE
+ * open streams of their own; it still answers its peers' openings. */
 shoal_status_t shoal_tls_pair_init(void);
 int shoal_tls_pair_enabled(void);
 /* Opens c, this PE's default-context stream to pe, on the pair's

@@ -257,7 +257,9 @@ struct shoal_mux *shoal_tls_pair_accept(int fd, double seconds, int *pe, char *r
     }
     const uint32_t from = (uint32_t)preamble[4] | (uint32_t)preamble[5] << 8 | (uint32_t)preamble[6] << 16 |
                           (uint32_t)preamble[7] << 24;
-    if (!enabled || from >= (uint32_t)shoal_tls.n_pes || (int)from == shoal_tls.my_pe) {
+    /* Answered whatever this PE's own setting: it decides only how this PE
+     * opens its streams, and hosts may differ (auto, the tls module). */
+    if (from >= (uint32_t)shoal_tls.n_pes || (int)from == shoal_tls.my_pe) {
         snprintf(reason, len, "a pair connection from no PE of the job (%u)", from);
         return NULL;
     }
