@@ -52,9 +52,10 @@ const struct shoal_config_var shoal_config_vars[] = {
      "clear: trusted networks only).",
      FIELD(encrypt), .choices = "auto|required|off"},
     {"SHMEM_TLS_PAIR", SHOAL_CONFIG_STRING, "auto",
-     "Whether two PEs' encrypted streams share one TCP connection, so either PE's data carries the other's "
-     "acknowledgements: 'on', 'off' (a connection per stream) or 'auto' (on, unless the kernel's tls module is "
-     "loaded: a shared connection's TLS runs in user space, a stream of its own may use kernel TLS).",
+     "Whether the encrypted streams this PE opens share one TCP connection with its peers' streams to it, so "
+     "either PE's data carries the other's acknowledgements: 'on', 'off' (a connection per stream) or 'auto' "
+     "(on, unless the kernel's tls module is loaded: a shared connection's TLS runs in user space, a stream of "
+     "its own may use kernel TLS). Peers' shared connections are accepted either way.",
      FIELD(tls_pair), .choices = "auto|on|off"},
     {"SHMEM_TEAMS_MAX", SHOAL_CONFIG_INT, "64",
      "Most teams (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED included) a job may hold at once, 2 to 256.",
