@@ -138,6 +138,13 @@ static void ping_pong(void)
     CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 7);
     CHECK(shoal_mux_sleep_begin(m[0], 0) >= 0);
     shoal_mux_sleep_end(m[0], 0);
+    /* The other channel's traffic does not end a wait for this one (a
+     * channel's handshake waits so for its peer's first bytes): it is
+     * taken in for that channel. */
+    CHECK(shoal_mux_write(m[1], 0, &two[0], sizeof two[0]) == 0);
+    CHECK(shoal_mux_await(m[0], 1, 100) == 0);
+    CHECK(shoal_mux_pending(m[0], 0) == sizeof(long));
+    CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 7);
     shoal_mux_free(m[0]);
     shoal_mux_free(m[1]);
 }

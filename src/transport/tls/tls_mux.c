@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What one receive takes at most: many small frames (requests, ACKs) in
@@ -262,14 +264,38 @@ void shoal_mux_sleep_end(struct shoal_mux *m, int ch)
     if (read(c->wake_fd, &count, sizeof count) < 0) count = 0; /* non-blocking: a wake-up left over */
 }
 
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
 {
-    const int wake_fd = shoal_mux_sleep_begin(m, ch);
-    if (wake_fd < 0) return 1;
-    struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-    const int r = poll(p, 2, timeout_ms);
-    shoal_mux_sleep_end(m, ch);
-    return r != 0;
+    struct channel *c = &m->ch[ch];
+    const long long end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    pthread_mutex_lock(&m->read_lock);
+    for (;;) {
+        /* The other channel's bytes on the socket are no reason to stop:
+         * they go to its buffer (waking its reader), and the wait goes on. */
+        int progress = 1;
+        while (c->end == c->start && !m->error && !m->ended && progress) take_in(m, -1, NULL, 0, &progress);
+        if (c->end > c->start || m->error || m->ended) break;
+        const long long left = end < 0 ? -1 : end - now_ms();
+        if (end >= 0 && left <= 0) {
+            pthread_mutex_unlock(&m->read_lock);
+            return 0;
+        }
+        c->sleeping = 1;
+        pthread_mutex_unlock(&m->read_lock);
+        struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
+        poll(p, 2, left > INT_MAX ? INT_MAX : (int)left);
+        shoal_mux_sleep_end(m, ch);
+        pthread_mutex_lock(&m->read_lock);
+    }
+    pthread_mutex_unlock(&m->read_lock);
+    return 1;
 }
 
 size_t shoal_mux_pending(struct shoal_mux *m, int ch)

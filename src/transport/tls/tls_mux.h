@@ -45,9 +45,10 @@ ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int w
 int shoal_mux_write(struct shoal_mux *m, int ch, const void *buf, size_t len);
 /* Bytes of channel ch already taken in and not yet read. */
 size_t shoal_mux_pending(struct shoal_mux *m, int ch);
-/* Waits up to timeout_ms (-1: no limit) until channel ch may have bytes:
- * some buffered, the socket readable (for either channel: the caller's
- * read sorts them), or the connection over. 1 then, 0 at the timeout. */
+/* Waits up to timeout_ms (-1: no limit) until channel ch has bytes or the
+ * connection is over, taking in the other channel's bytes meanwhile (a
+ * handshake on one channel must not end its wait for the other's
+ * traffic). 1 then, 0 at the timeout. */
 int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms);
 /* For a thread that sleeps on other descriptors too: returns the eventfd
  * that another thread's taking in bytes of ch will make readable (and marks
