@@ -293,8 +293,11 @@ void shoal_tls_pair_accepted(int pe, struct shoal_mux *m, int ok);
  * threads are joined, frees them. */
 void shoal_tls_pair_shutdown(void);
 void shoal_tls_pair_free(void);
-/* connect(2) within seconds (fd made non-blocking); 0, or -1 with errno. */
-int shoal_tls_connect_within(int fd, const struct sockaddr_in *to, double seconds);
+/* A TCP connection to pe's listener (non-blocking, TCP_NODELAY), made
+ * within the time left before deadline (a second at least): its socket, or
+ * -1 with reason, *lost set when pe could not be reached (rather than this
+ * PE failing to make a socket). */
+int shoal_tls_dial(int pe, double deadline, int *lost, char *reason, size_t len);
 
 /* tls_client.c: this PE's requests. */
 shoal_status_t shoal_tls_ctx_open_default(void);

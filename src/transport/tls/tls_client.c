@@ -78,7 +78,7 @@ static __attribute__((noreturn)) void refused(const char *what, int pe, const st
     stream_failed(what, pe, reason);
 }
 
-int shoal_tls_connect_within(int fd, const struct sockaddr_in *to, double seconds)
+static int connect_within(int fd, const struct sockaddr_in *to, double seconds)
 {
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -97,6 +97,38 @@ int shoal_tls_connect_within(int fd, const struct sockaddr_in *to, double second
         }
     }
     return 0;
+}
+
+int shoal_tls_dial(int pe, double deadline, int *lost, char *reason, size_t len)
+{
+    *lost = 0;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(reason, len, "socket: %s%s", strerror(errno),
+                 errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
+        return -1;
+    }
+    /* At least a second for each try, even past the deadline. */
+    const double left = deadline - shoal_tls_now();
+    if (connect_within(fd, &shoal_tls.peer[pe].sin, left > 1.0 ? left : 1.0) != 0) {
+        snprintf(reason, len, "connect: %s", strerror(errno));
+        close(fd);
+        *lost = 1;
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* Sleeps a growing, jittered pause before the next try to open a stream to
+ * pe; ends the job with reason when that would pass the deadline. */
+static void pause_before_retry(unsigned *pause_us, unsigned *jitter, double deadline, int pe, const char *reason)
+{
+    if (shoal_tls_now() + *pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
+    *jitter = *jitter * 1103515245u + 12345u;
+    usleep(*pause_us + (*jitter >> 8) % *pause_us);
+    if (*pause_us < 100000) *pause_us *= 2;
 }
 
 /* Opens c's stream to pe. Called with c->lock held. A handshake the peer
@@ -120,35 +152,18 @@ static void open_stream(struct shoal_tls_conn *c, int pe, int paired)
             return;
         }
         if (lost) stream_lost("opening a stream", pe, reason);
-        if (shoal_tls_now() + pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
-        jitter = jitter * 1103515245u + 12345u;
-        usleep(pause_us + (jitter >> 8) % pause_us);
-        if (pause_us < 100000) pause_us *= 2;
+        pause_before_retry(&pause_us, &jitter, deadline, pe, reason);
     }
     for (;;) {
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-            snprintf(reason, sizeof reason, "socket: %s%s", strerror(errno),
-                     errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
-            stream_failed("opening a stream", pe, reason);
-        }
-        /* At least a second for each try, even past the deadline. */
-        const double left = deadline - shoal_tls_now(), limit = left > 1.0 ? left : 1.0;
-        if (shoal_tls_connect_within(fd, &shoal_tls.peer[pe].sin, limit) != 0) {
-            snprintf(reason, sizeof reason, "connect: %s", strerror(errno));
-            close(fd);
-            stream_lost("opening a stream", pe, reason);
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int lost;
+        fd = shoal_tls_dial(pe, deadline, &lost, reason, sizeof reason);
+        if (fd < 0) (lost ? stream_lost : stream_failed)("opening a stream", pe, reason);
+        const double left = deadline - shoal_tls_now();
         sigpipe = 1;
-        ssl = shoal_tls_handshake(fd, 0, limit, &sigpipe, reason, sizeof reason);
+        ssl = shoal_tls_handshake(fd, 0, left > 1.0 ? left : 1.0, &sigpipe, reason, sizeof reason);
         if (ssl) break;
         close(fd);
-        if (shoal_tls_now() + pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
-        jitter = jitter * 1103515245u + 12345u;
-        usleep(pause_us + (jitter >> 8) % pause_us);
-        if (pause_us < 100000) pause_us *= 2;
+        pause_before_retry(&pause_us, &jitter, deadline, pe, reason);
     }
     c->fd = fd;
     c->sigpipe = sigpipe;

@@ -200,6 +200,21 @@ static size_t take_in(struct shoal_mux *m, int want, char *out, size_t len, int 
     return given;
 }
 
+/* Sleeps until the socket is readable, ch's reader is woken, or
+ * timeout_ms (-1: no limit) passes. Called and returns with read_lock
+ * held; ch's sleeping flag is raised under it, so whoever buffers bytes
+ * for ch meanwhile wakes this thread. */
+static void sleep_locked(struct shoal_mux *m, int ch, int timeout_ms)
+{
+    struct channel *c = &m->ch[ch];
+    c->sleeping = 1;
+    pthread_mutex_unlock(&m->read_lock);
+    struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
+    poll(p, 2, timeout_ms);
+    shoal_mux_sleep_end(m, ch);
+    pthread_mutex_lock(&m->read_lock);
+}
+
 ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int wait)
 {
     if (!len) return 0;
@@ -233,14 +248,7 @@ ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int w
             errno = EAGAIN;
             return -1;
         }
-        /* Raised under the lock: whoever buffers bytes for us afterwards
-         * sees it and wakes us; bytes still on the socket wake us too. */
-        c->sleeping = 1;
-        pthread_mutex_unlock(&m->read_lock);
-        struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
-        poll(p, 2, -1);
-        shoal_mux_sleep_end(m, ch);
-        pthread_mutex_lock(&m->read_lock);
+        sleep_locked(m, ch, -1);
     }
 }
 
@@ -287,12 +295,7 @@ int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
             pthread_mutex_unlock(&m->read_lock);
             return 0;
         }
-        c->sleeping = 1;
-        pthread_mutex_unlock(&m->read_lock);
-        struct pollfd p[2] = {{.fd = m->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
-        poll(p, 2, left > INT_MAX ? INT_MAX : (int)left);
-        shoal_mux_sleep_end(m, ch);
-        pthread_mutex_lock(&m->read_lock);
+        sleep_locked(m, ch, left > INT_MAX ? INT_MAX : (int)left);
     }
     pthread_mutex_unlock(&m->read_lock);
     return 1;
@@ -306,16 +309,22 @@ size_t shoal_mux_pending(struct shoal_mux *m, int ch)
     return n;
 }
 
+/* Whether the connection has ended or failed (a reader saw it). */
+static int over(struct shoal_mux *m)
+{
+    pthread_mutex_lock(&m->read_lock);
+    const int done = m->error || m->ended;
+    pthread_mutex_unlock(&m->read_lock);
+    return done;
+}
+
 /* The socket is full: waits until it has room, taking in what arrives
  * meanwhile (the peer may be blocked writing to us). -1 once the
  * connection failed or ended. */
 static int await_room(struct shoal_mux *m)
 {
     for (;;) {
-        pthread_mutex_lock(&m->read_lock);
-        const int over = m->error || m->ended;
-        pthread_mutex_unlock(&m->read_lock);
-        if (over) return -1;
+        if (over(m)) return -1;
         struct pollfd p = {.fd = m->fd, .events = POLLOUT | POLLIN};
         if (poll(&p, 1, -1) < 0) {
             if (errno == EINTR) continue;
@@ -334,6 +343,10 @@ static int await_room(struct shoal_mux *m)
 int shoal_mux_write(struct shoal_mux *m, int ch, const void *buf, size_t len)
 {
     const char *p = buf;
+    if (over(m)) {
+        errno = EPIPE; /* nothing written reaches a peer that has gone */
+        return -1;
+    }
     pthread_mutex_lock(&m->write_lock);
     while (len) {
         const size_t n = len < SHOAL_MUX_FRAME_MAX ? len : SHOAL_MUX_FRAME_MAX;

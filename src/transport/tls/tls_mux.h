@@ -41,7 +41,8 @@ int shoal_mux_fd(const struct shoal_mux *m);
  * ended and ch's buffer is empty, -1 with errno on a failure. */
 ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int wait);
 /* Writes len bytes on channel ch, all of them, blocking while the socket is
- * full (and taking in what arrives meanwhile). 0, or -1 with errno. */
+ * full (and taking in what arrives meanwhile). 0, or -1 with errno (EPIPE
+ * once a reader has seen the connection end). */
 int shoal_mux_write(struct shoal_mux *m, int ch, const void *buf, size_t len);
 /* Bytes of channel ch already taken in and not yet read. */
 size_t shoal_mux_pending(struct shoal_mux *m, int ch);

@@ -17,8 +17,6 @@
  * briefly before dialing: a stranger claiming a PE number neither blocks
  * that PE nor gets any access. */
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,22 +119,8 @@ static int read_within(int fd, void *buf, size_t len, double deadline)
 static struct shoal_mux *dial(int pe, double deadline, int *refused, int *lost, char *reason, size_t len)
 {
     *refused = 0;
-    *lost = 1;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        *lost = 0;
-        snprintf(reason, len, "socket: %s%s", strerror(errno),
-                 errno == EMFILE ? " (raise the limit on open files, ulimit -n)" : "");
-        return NULL;
-    }
-    const double left = deadline - shoal_tls_now();
-    if (shoal_tls_connect_within(fd, &shoal_tls.peer[pe].sin, left > 1.0 ? left : 1.0) != 0) {
-        snprintf(reason, len, "connect: %s", strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const int fd = shoal_tls_dial(pe, deadline, lost, reason, len);
+    if (fd < 0) return NULL;
     const uint32_t me = (uint32_t)shoal_tls.my_pe;
     const unsigned char preamble[PREAMBLE] = {SHOAL_TLS_PAIR_FIRST, 'H', 'P', '1', (unsigned char)me,
                                               (unsigned char)(me >> 8), (unsigned char)(me >> 16),
@@ -165,25 +149,25 @@ static struct shoal_mux *dial(int pe, double deadline, int *refused, int *lost, 
     return m;
 }
 
-/* Waits for the pair's state to change, until the deadline; -1 past it. */
-static int wait_change(double deadline)
+/* Waits for the pair's state to change, until the deadline. */
+static void wait_change(double deadline)
 {
     const double left = deadline - shoal_tls_now();
-    if (left <= 0) return -1;
+    if (left <= 0) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     const long long ns = (long long)ts.tv_nsec + (long long)(left * 1e9);
     ts.tv_sec += (time_t)(ns / 1000000000LL);
     ts.tv_nsec = (long)(ns % 1000000000LL);
     pthread_cond_timedwait(&pair_changed, &pair_lock, &ts);
-    return 0;
 }
 
-/* Opens c on channel 1 of m, the connection pe dialed. */
-static int ride_theirs(struct shoal_tls_conn *c, struct shoal_mux *m, double deadline, char *reason, size_t len)
+/* Opens c on channel ch of m (0 on the connection this PE dialed, 1 on the
+ * peer's), its handshake given the time left (a second at least). */
+static int ride(struct shoal_tls_conn *c, struct shoal_mux *m, int ch, double deadline, char *reason, size_t len)
 {
     const double left = deadline - shoal_tls_now();
-    SSL *ssl = shoal_tls_handshake_mux(m, 1, 0, left > 1.0 ? left : 1.0, 0, reason, len);
+    SSL *ssl = shoal_tls_handshake_mux(m, ch, 0, left > 1.0 ? left : 1.0, 0, reason, len);
     if (!ssl) return -1;
     c->ssl = ssl;
     c->mux = m;
@@ -201,7 +185,7 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
         if (p->theirs) {
             struct shoal_mux *m = p->theirs;
             pthread_mutex_unlock(&pair_lock);
-            return ride_theirs(c, m, deadline, reason, len);
+            return ride(c, m, 1, deadline, reason, len);
         }
         /* The peer's connection may be on its way: wait for it briefly. */
         const double now = shoal_tls_now(), until = p->refused_at + BRIEFLY_S;
@@ -215,25 +199,20 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
         pthread_mutex_unlock(&pair_lock);
         int refused;
         struct shoal_mux *m = dial(pe, deadline, &refused, lost, reason, len);
-        SSL *ssl = NULL;
+        int ok = 0;
         if (m) {
             *lost = 0;
-            const double left = deadline - shoal_tls_now();
             if (shoal_tls_server_channel(m, 1) != SHOAL_OK)
                 snprintf(reason, len, "cannot start a thread for the pair connection's other stream");
             else
-                ssl = shoal_tls_handshake_mux(m, 0, 0, left > 1.0 ? left : 1.0, 0, reason, len);
+                ok = ride(c, m, 0, deadline, reason, len) == 0;
         }
         pthread_mutex_lock(&pair_lock);
         p->dialing = 0;
-        if (ssl) {
+        if (ok) {
             p->mine = m;
             pthread_cond_broadcast(&pair_changed);
             pthread_mutex_unlock(&pair_lock);
-            c->ssl = ssl;
-            c->mux = m;
-            c->fd = shoal_mux_fd(m);
-            c->sigpipe = 0;
             return 0;
         }
         if (m) keep_other(m, 1);

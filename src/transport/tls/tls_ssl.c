@@ -265,16 +265,18 @@ static void make_nosignal_method(void)
     L.ERR_clear_error();
 }
 
-/* A BIO of method m (NULL if it could not be made) on fd; NULL without
- * memory. */
-static BIO *bio_on_fd(BIO_METHOD *m, int fd)
+/* A BIO of method m (NULL if it could not be made) holding data; NULL
+ * without memory. */
+static BIO *bio_with(BIO_METHOD *m, void *data)
 {
     BIO *b = m ? L.BIO_new(m) : NULL;
     if (!b) return NULL;
-    L.BIO_set_data(b, (void *)(intptr_t)fd);
+    L.BIO_set_data(b, data);
     L.BIO_set_init(b, 1);
     return b;
 }
+
+static BIO *bio_on_fd(BIO_METHOD *m, int fd) { return bio_with(m, (void *)(intptr_t)fd); }
 
 /* fd's sink, sending with MSG_NOSIGNAL. */
 static BIO *nosignal_sink(int fd)
@@ -442,11 +444,7 @@ static void make_mux_method(void)
 static BIO *channel_bio(struct shoal_mux *m, int ch)
 {
     pthread_once(&mux_once, make_mux_method);
-    BIO *b = mux_method ? L.BIO_new(mux_method) : NULL;
-    if (!b) return NULL;
-    L.BIO_set_data(b, (void *)((uintptr_t)m | (uintptr_t)ch));
-    L.BIO_set_init(b, 1);
-    return b;
+    return bio_with(mux_method, (void *)((uintptr_t)m | (uintptr_t)ch));
 }
 
 SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double seconds, int idle, char *reason,
