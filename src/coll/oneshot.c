@@ -65,6 +65,7 @@ static uint64_t *done_of(const struct shoal_group *g, int owner)
 /* Starts a call: its count, once every member is done with count - 2. */
 static uint64_t begin(const struct shoal_group *g)
 {
+    shoal_backoff_note_cpu(); /* for members' waits on crowded cores */
     const uint64_t tag = ++*g->oneshot;
     if (tag > 2 && *g->oneshot_bcast == tag - 1)
         for (int r = 0; r < g->size; r++) {
@@ -82,11 +83,37 @@ static void write_line(const struct shoal_group *g, int owner, uint64_t tag, con
     shoal_wake(shoal_group_pe(g, owner));
 }
 
-static const struct shoal_oneshot_line *await_line(const struct shoal_group *g, uint64_t tag, int writer)
+struct line_wait {
+    const struct shoal_group *g;
+    uint64_t tag;
+    int writer; /* the only member awaited, or -1: every member */
+};
+
+/* Whether a member whose line this member still awaits last ran on cpu (or
+ * may have). */
+static int line_missing_here(const void *arg, int cpu)
+{
+    const struct line_wait *w = arg;
+    const struct shoal_group *g = w->g;
+    for (int r = w->writer < 0 ? 0 : w->writer; r < (w->writer < 0 ? g->size : w->writer + 1); r++) {
+        if (r == g->rank ||
+            __atomic_load_n(&line_of(g, g->rank, (int)(w->tag & 1), r)->tag, __ATOMIC_RELAXED) == w->tag)
+            continue;
+        const int ran = shoal_backoff_cpu_of(shoal_group_pe(g, r));
+        if (ran < 0 || ran == cpu) return 1;
+    }
+    return 0;
+}
+
+/* all: every member's line is awaited in this call (reduce, fcollect), not
+ * only writer's (broadcast). */
+static const struct shoal_oneshot_line *await_line(const struct shoal_group *g, uint64_t tag, int writer, int all)
 {
     const struct shoal_oneshot_line *line = line_of(g, g->rank, (int)(tag & 1), writer);
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, writer) + 1};
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag);
+    const struct line_wait w = {g, tag, all ? -1 : writer};
+    SHOAL_BACKOFF_WHILE_MEMBERS(&b, __atomic_load_n(&line->tag, __ATOMIC_ACQUIRE) != tag, g->size,
+                                line_missing_here, &w);
     return line;
 }
 
@@ -104,7 +131,7 @@ shoal_status_t shoal_coll_reduce_oneshot(struct shoal_group *g, struct shoal_col
     for (int r = 0; r < g->size; r++) write_line(g, r, tag, mine, bytes);
     _Alignas(64) unsigned char acc[SHOAL_ONESHOT_BYTES];
     for (int r = 0; r < g->size; r++) {
-        const struct shoal_oneshot_line *line = await_line(g, tag, r);
+        const struct shoal_oneshot_line *line = await_line(g, tag, r, 1);
         if (r == 0)
             memcpy(acc, line->data, bytes);
         else
@@ -125,7 +152,7 @@ shoal_status_t shoal_coll_broadcast_oneshot(struct shoal_group *g, struct shoal_
         const char *from = shoal_coll_at(g, src, me, 0);
         for (int r = 0; r < g->size; r++) write_line(g, r, tag, from, bytes);
     }
-    const struct shoal_oneshot_line *line = await_line(g, tag, root);
+    const struct shoal_oneshot_line *line = await_line(g, tag, root, 0);
     if (me != root || update_root) memcpy(shoal_coll_at(g, dest, me, 0), line->data, bytes);
     finish(g, tag);
     return SHOAL_OK;
@@ -146,7 +173,7 @@ shoal_status_t shoal_coll_fcollect_oneshot(struct shoal_group *g, struct shoal_c
     if (out + (size_t)me * bytes != mine) memcpy(out + (size_t)me * bytes, mine, bytes);
     for (int k = 1; k < n; k++) {
         const int r = (me + k) % n;
-        memcpy(out + (size_t)r * bytes, await_line(g, tag, r)->data, bytes);
+        memcpy(out + (size_t)r * bytes, await_line(g, tag, r, 1)->data, bytes);
     }
     finish(g, tag);
     return SHOAL_OK;

@@ -32,6 +32,11 @@ enum { SHOAL_COLL_AUX_RING = 6 };
  * one of them active sets run): LANDED on a member counts the blocks the
  * others wrote into its dest. */
 enum { SHOAL_COLL_AUX_LANDED = 7 };
+/* The flat barrier (sync.c, teams only): ARRIVED on a member holds the
+ * epoch of the last barrier it arrived at, so that a waiter can tell which
+ * members are missing (words 24 and up are free in a team: its leaders'
+ * rounds sit in its round lines and the tree's chunks end before). */
+enum { SHOAL_COLL_AUX_ARRIVED = 24 };
 #define SHOAL_COLL_LEAD_ROUNDS 24
 _Static_assert(SHOAL_COLL_AUX_LEAD_ROUND + SHOAL_COLL_LEAD_ROUNDS <= SHOAL_GROUP_SET_AUX,
                "the hierarchical barrier's words must fit a user pSync");

@@ -11,6 +11,9 @@
  *   where each step may wait for a preempted PE (auto picks it there).
  *   Barrier k+1's adds cannot start before barrier k's last add (nobody
  *   leaves k before it), so the counter's multiples of n mark barriers.
+ *   Where PEs outnumber cores, each member also stores the epoch in its own
+ *   ARRIVED word as it arrives: a waiter whose missing members all last ran
+ *   on other CPUs spins rather than yield (sync/backoff.h, crowded cores).
  * linear, counting mode (pSync): a central counter. Members other than
  *   rank 0 add one to rank 0's
  *   ARRIVE word and wait on their own RELEASE word; rank 0 waits until
@@ -36,9 +39,33 @@
 #include "sync/group.h"
 #include "sync/wake.h"
 
+struct flat_wait {
+    const struct shoal_group *g;
+    uint64_t epoch;
+};
+
+/* Whether a member that has not arrived last ran on cpu (or may have). */
+static int flat_missing_here(const void *arg, int cpu)
+{
+    const struct flat_wait *f = arg;
+    const struct shoal_group *g = f->g;
+    for (int r = 0; r < g->size; r++) {
+        const uint64_t *arrived = shoal_route_direct(
+            g->seg, g->aux_offset + SHOAL_COLL_AUX_ARRIVED * sizeof(uint64_t), shoal_group_pe(g, r));
+        if (__atomic_load_n(arrived, __ATOMIC_RELAXED) >= f->epoch) continue;
+        const int ran = shoal_backoff_cpu_of(shoal_group_pe(g, r));
+        if (ran < 0 || ran == cpu) return 1;
+    }
+    return 0;
+}
+
 static void flat_barrier(struct shoal_group *g, uint64_t epoch)
 {
     const int n = g->size;
+    if (shoal_backoff_oversubscribed) {
+        shoal_backoff_note_cpu();
+        __atomic_store_n(shoal_group_aux(g, SHOAL_COLL_AUX_ARRIVED), epoch, __ATOMIC_RELAXED);
+    }
     const uint64_t old = shoal_group_aux_add(g, 0, SHOAL_COLL_AUX_ARRIVE, 1);
     if ((old + 1) % (uint64_t)n == 0) {
         shoal_group_aux_store(g, 0, SHOAL_COLL_AUX_RELEASE, epoch);
@@ -48,7 +75,9 @@ static void flat_barrier(struct shoal_group *g, uint64_t epoch)
     struct shoal_backoff b = {0};
     const uint64_t *release = shoal_route_direct(g->seg, g->aux_offset + SHOAL_COLL_AUX_RELEASE * sizeof(uint64_t),
                                                  shoal_group_pe(g, 0));
-    SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch);
+    const struct flat_wait f = {g, epoch};
+    SHOAL_BACKOFF_WHILE_MEMBERS(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch, n,
+                                flat_missing_here, &f);
 }
 
 static void linear_barrier(struct shoal_group *g)

@@ -79,6 +79,9 @@ struct shoal_finalize_words {
 struct shoal_wake_word {
     _Alignas(64) uint32_t sleepers;
     uint32_t bell;
+    /* CPU this PE last ran on + 1, as it last published it (0: unknown);
+     * written only when it changes (sync/backoff.h, shoal_backoff_note_cpu). */
+    uint32_t cpu;
 };
 
 struct shoal_internal_area {

@@ -57,6 +57,7 @@ long long (*shoal_backoff_incoming)(void);
 int shoal_backoff_spin_serves;
 int (*shoal_backoff_threads_busy)(void);
 _Thread_local unsigned long shoal_backoff_started;
+int shoal_backoff_crowded;
 
 #define SENSE_NS 10000000l           /* 10 ms between measures */
 #define YIELD_LATE_NS 3000l          /* a yield slower than this let another task run */
@@ -205,6 +206,7 @@ static void apply(void)
     }
     }
     __atomic_store_n(&pol.contended, contended, __ATOMIC_RELAXED);
+    __atomic_store_n(&shoal_backoff_crowded, contended == 2 && spin == 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields_serve, yields_serve, __ATOMIC_RELAXED);
     __atomic_store_n(&shoal_backoff_spin_serves, spin_serves, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yields, yields, __ATOMIC_RELAXED);
@@ -371,6 +373,43 @@ void shoal_backoff_slow(struct shoal_backoff *b)
     b->armed = 0;
 }
 
+int shoal_backoff_note_cpu(void)
+{
+    if (!shoal_backoff_oversubscribed) return -1;
+    struct shoal_wake_word *w = shoal_wake_word_of(shoal_rt.my_pe);
+    const int cpu = sched_getcpu();
+    if (!w || cpu < 0) return -1;
+    if (__atomic_load_n(&w->cpu, __ATOMIC_RELAXED) != (uint32_t)cpu + 1)
+        __atomic_store_n(&w->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+    return cpu;
+}
+
+int shoal_backoff_cpu_of(int pe)
+{
+    const struct shoal_wake_word *w = shoal_wake_word_of(pe);
+    return w ? (int)__atomic_load_n(&w->cpu, __ATOMIC_RELAXED) - 1 : -1;
+}
+
+void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_backoff_missing_fn missing_here,
+                                const void *arg)
+{
+    if (__atomic_load_n(&shoal_backoff_crowded, __ATOMIC_RELAXED) && b->crowd_spun < SHOAL_BACKOFF_CROWD_SPIN &&
+        members <= 2 * pol.cores) {
+        /* Looked at every 32 polls while spinning; before every yield
+         * otherwise (a scan of the members is nothing beside a yield). */
+        if (b->crowd_spun % 32 == 0 || b->crowd_here) {
+            const int cpu = shoal_backoff_note_cpu();
+            b->crowd_here = cpu < 0 || missing_here(arg, cpu);
+        }
+        if (!b->crowd_here) {
+            b->crowd_spun++;
+            shoal_cpu_relax();
+            return;
+        }
+    }
+    shoal_backoff_wait(b);
+}
+
 void shoal_backoff_end(struct shoal_backoff *b)
 {
     if (b->armed || b->sleeps) shoal_wake_end(b->first_bell);
@@ -418,4 +457,5 @@ void shoal_backoff_query(struct shoal_backoff_state *out)
     out->pressure_permille = __atomic_load_n(&pol.pressure_permille, __ATOMIC_RELAXED);
     out->spin_paid_percent = __atomic_load_n(&pol.paid_percent, __ATOMIC_RELAXED);
     out->awake = __atomic_load_n(&pol.awake, __ATOMIC_RELAXED);
+    out->crowded = __atomic_load_n(&shoal_backoff_crowded, __ATOMIC_RELAXED);
 }

@@ -13,6 +13,12 @@
  *    shared the one CPU) but only this PE awake: the waits still spin (a
  *    budget of at least 2048 polls, not "PEs outnumber cores"), since no
  *    awake PE needs the core;
+ * 4. crowded (reconfigured as if 4 PEs shared the CPU, all awake): a
+ *    collective's wait whose missing members all run on other CPUs spins
+ *    up to SHOAL_BACKOFF_CROWD_SPIN polls without yielding, then backs off;
+ *    one whose missing member shares this CPU, one of more members than
+ *    twice the cores, and any under SHMEM_WAIT_POLICY=yield back off at
+ *    once; this PE publishes the CPU it runs on;
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -36,6 +42,51 @@ static void *writer(void *arg)
     nanosleep(&ts, NULL);
     shmem_long_p(&word, round_no, 0);
     return NULL;
+}
+
+static int never_here(const void *arg, int cpu)
+{
+    (void)arg;
+    (void)cpu;
+    return 0;
+}
+
+/* Whether a member runs on cpu: *arg is that member's CPU. */
+static int here_if_same(const void *arg, int cpu) { return *(const int *)arg == cpu; }
+
+/* Polls of one collective's wait as 4 PEs crowd this PE's one CPU, all
+ * awake: how many it spun before its first back-off poll (yield or sleep). */
+static unsigned long spins_before_backoff(const char *policy, int members, shoal_backoff_missing_fn fn, const void *arg)
+{
+    shoal_backoff_configure(65536, policy, 4);
+    struct shoal_backoff b = {0};
+    while (b.polls == 0 && b.crowd_spun <= SHOAL_BACKOFF_CROWD_SPIN) shoal_backoff_wait_members(&b, members, fn, arg);
+    shoal_backoff_end(&b);
+    return b.polls ? b.crowd_spun : (unsigned long)-1;
+}
+
+static void crowded_waits(void)
+{
+    const int cpu = sched_getcpu(), other = cpu + 1;
+    shoal_backoff_configure(65536, "auto", 4);
+    struct shoal_backoff_state s;
+    shoal_backoff_query(&s);
+    CHECK_MSG(s.crowded && s.contended == 2 && s.spin == 0, "4 PEs awake on 1 CPU: crowded %d contended %d spin %lu",
+              s.crowded, s.contended, s.spin);
+    CHECK_MSG(shoal_backoff_note_cpu() == cpu && shoal_backoff_cpu_of(test_pe) == cpu,
+              "published CPU %d, read back %d, running on %d", shoal_backoff_note_cpu(), shoal_backoff_cpu_of(test_pe),
+              cpu);
+    unsigned long n = spins_before_backoff("auto", 2, never_here, NULL);
+    CHECK_MSG(n == SHOAL_BACKOFF_CROWD_SPIN, "missing members elsewhere: %lu spins before backing off, expected %lu", n,
+              SHOAL_BACKOFF_CROWD_SPIN);
+    n = spins_before_backoff("auto", 2, here_if_same, &other);
+    CHECK_MSG(n == SHOAL_BACKOFF_CROWD_SPIN, "a member on CPU %d, this PE on %d: %lu spins", other, cpu, n);
+    n = spins_before_backoff("auto", 2, here_if_same, &cpu);
+    CHECK_MSG(n == 0, "a missing member on this CPU: %lu spins before yielding, expected 0", n);
+    n = spins_before_backoff("auto", 3, never_here, NULL);
+    CHECK_MSG(n == 0, "3 members on 1 core: %lu spins before yielding, expected 0", n);
+    n = spins_before_backoff("yield", 2, never_here, NULL);
+    CHECK_MSG(n == 0, "SHMEM_WAIT_POLICY=yield: %lu spins before yielding, expected 0", n);
 }
 
 static struct shoal_backoff_state wait_once(long r)
@@ -96,6 +147,7 @@ int main(void)
     s = wait_once(15);
     CHECK_MSG(s.awake == 1 && s.contended < 2 && s.spin >= 2048,
               "2 PEs for 1 core, 1 awake: awake %d contended %d spin %lu", s.awake, s.contended, s.spin);
+    crowded_waits();
     shoal_backoff_configure(65536, "auto", 1);
 
     kill(hog, SIGKILL);
