@@ -39,6 +39,10 @@
 #include "sync/group.h"
 #include "sync/wake.h"
 
+_Static_assert((int)SHOAL_COLL_AUX_CHUNK + SHOAL_COLL_TREE_CHUNKS <= (int)SHOAL_COLL_AUX_ARRIVED &&
+                   (int)SHOAL_COLL_AUX_ARRIVED < (int)SHOAL_COLL_AUX_DEBUG,
+               "a team's ARRIVED word overlaps the tree's chunks or the debug records");
+
 struct flat_wait {
     const struct shoal_group *g;
     uint64_t epoch;
