@@ -96,11 +96,10 @@ static int line_missing_here(const void *arg, int cpu)
     const struct line_wait *w = arg;
     const struct shoal_group *g = w->g;
     for (int r = w->writer < 0 ? 0 : w->writer; r < (w->writer < 0 ? g->size : w->writer + 1); r++) {
-        if (r == g->rank ||
-            __atomic_load_n(&line_of(g, g->rank, (int)(w->tag & 1), r)->tag, __ATOMIC_RELAXED) == w->tag)
-            continue;
-        const int ran = shoal_backoff_cpu_of(shoal_group_pe(g, r));
-        if (ran < 0 || ran == cpu) return 1;
+        if (r != g->rank &&
+            __atomic_load_n(&line_of(g, g->rank, (int)(w->tag & 1), r)->tag, __ATOMIC_RELAXED) != w->tag &&
+            shoal_backoff_may_run_on(shoal_group_pe(g, r), cpu))
+            return 1;
     }
     return 0;
 }

@@ -54,11 +54,10 @@ static int flat_missing_here(const void *arg, int cpu)
     const struct flat_wait *f = arg;
     const struct shoal_group *g = f->g;
     for (int r = 0; r < g->size; r++) {
-        const uint64_t *arrived = shoal_route_direct(
-            g->seg, g->aux_offset + SHOAL_COLL_AUX_ARRIVED * sizeof(uint64_t), shoal_group_pe(g, r));
-        if (__atomic_load_n(arrived, __ATOMIC_RELAXED) >= f->epoch) continue;
-        const int ran = shoal_backoff_cpu_of(shoal_group_pe(g, r));
-        if (ran < 0 || ran == cpu) return 1;
+        const int pe = shoal_group_pe(g, r);
+        const uint64_t *arrived =
+            shoal_route_direct(g->seg, g->aux_offset + SHOAL_COLL_AUX_ARRIVED * sizeof(uint64_t), pe);
+        if (__atomic_load_n(arrived, __ATOMIC_RELAXED) < f->epoch && shoal_backoff_may_run_on(pe, cpu)) return 1;
     }
     return 0;
 }

@@ -167,6 +167,13 @@ void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_back
 int shoal_backoff_note_cpu(void);
 /* The CPU pe last published (-1: unknown). */
 int shoal_backoff_cpu_of(int pe);
+/* Whether pe last ran on cpu, or may have (its CPU unknown): what a
+ * missing_here callback asks of each member still missing. */
+static inline int shoal_backoff_may_run_on(int pe, int cpu)
+{
+    const int ran = shoal_backoff_cpu_of(pe);
+    return ran < 0 || ran == cpu;
+}
 
 /* After the wait's loop: drops this PE's sleepers flag if the wait raised
  * it and no writer cleared it (else the next writer rings for nothing). */
