@@ -82,6 +82,7 @@ static struct {
     int sensing;
     int yielded; /* a yield was timed since the last measure */
     long cores;  /* this PE's usable cores */
+    int local_pes; /* PEs sharing this host's cores */
     int awake;   /* PEs of this host not asleep in a wait, last counted */
     int *local;  /* world numbers of the PEs sharing this host's memory */
     int n_local; /* -1 until listed */
@@ -394,7 +395,8 @@ void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_back
                                 const void *arg)
 {
     if (__atomic_load_n(&shoal_backoff_crowded, __ATOMIC_RELAXED) && b->crowd_spun < SHOAL_BACKOFF_CROWD_SPIN &&
-        members <= 2 * pol.cores) {
+        members <= 2 * pol.cores && members >= pol.local_pes &&
+        !__atomic_load_n(&pol.machine_counted, __ATOMIC_RELAXED)) {
         /* Looked at every 32 polls while spinning; before every yield
          * otherwise (a scan of the members is nothing beside a yield). */
         if (b->crowd_spun % 32 == 0 || b->crowd_here) {
@@ -431,6 +433,7 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
      * spinning only delays it. */
     shoal_backoff_oversubscribed = cores > 0 && local_pes > cores;
     pol.cores = cores;
+    pol.local_pes = local_pes;
     pol.awake = local_pes;
     pol.transport_writers = 0;
     for (int pe = 0; shoal_rt.peers && pe < shoal_rt.n_pes; pe++) pol.transport_writers |= !shoal_rt.peers[pe].direct;

@@ -155,7 +155,10 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
  * twice the cores: with more on each CPU one of the missing nearly always
  * shares this one, and looking costs a load per member before every yield
  * (16 PEs on 2 cores, fcollect: 26.1-26.7 us without looking, 29.5-30.0
- * with). */
+ * with). And only where the members are every PE on these cores (a team of
+ * all this host's PEs, no other namespace host on the machine): a PE
+ * outside the team may need this CPU to compute, and the spin would keep
+ * it waiting. */
 #define SHOAL_BACKOFF_CROWD_SPIN 8192ul
 extern int shoal_backoff_crowded; /* set by the policy (backoff.c) */
 typedef int (*shoal_backoff_missing_fn)(const void *arg, int cpu);

@@ -13,12 +13,14 @@
  *    shared the one CPU) but only this PE awake: the waits still spin (a
  *    budget of at least 2048 polls, not "PEs outnumber cores"), since no
  *    awake PE needs the core;
- * 4. crowded (reconfigured as if 4 PEs shared the CPU, all awake): a
- *    collective's wait whose missing members all run on other CPUs spins
- *    up to SHOAL_BACKOFF_CROWD_SPIN polls without yielding, then backs off;
- *    one whose missing member shares this CPU, one of more members than
- *    twice the cores, and any under SHMEM_WAIT_POLICY=yield back off at
- *    once; this PE publishes the CPU it runs on;
+ * 4. crowded (reconfigured as if 2 PEs shared the CPU, both awake): a
+ *    collective's wait of a team of both whose missing members all run on
+ *    other CPUs spins up to SHOAL_BACKOFF_CROWD_SPIN polls without
+ *    yielding, then backs off; one whose missing member shares this CPU,
+ *    one of a team without every PE of the host, one of more members than
+ *    twice the cores (3 PEs configured), and any under
+ *    SHMEM_WAIT_POLICY=yield back off at once; this PE publishes the CPU it
+ *    runs on;
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -54,11 +56,13 @@ static int never_here(const void *arg, int cpu)
 /* Whether a member runs on cpu: *arg is that member's CPU. */
 static int here_if_same(const void *arg, int cpu) { return *(const int *)arg == cpu; }
 
-/* Polls of one collective's wait as 4 PEs crowd this PE's one CPU, all
- * awake: how many it spun before its first back-off poll (yield or sleep). */
-static unsigned long spins_before_backoff(const char *policy, int members, shoal_backoff_missing_fn fn, const void *arg)
+/* Polls of one collective's wait of a team of members, as local_pes PEs
+ * crowd this PE's one CPU, all awake: how many it spun before its first
+ * back-off poll (yield or sleep). */
+static unsigned long spins_before_backoff(const char *policy, int local_pes, int members, shoal_backoff_missing_fn fn,
+                                          const void *arg)
 {
-    shoal_backoff_configure(65536, policy, 4);
+    shoal_backoff_configure(65536, policy, local_pes);
     struct shoal_backoff b = {0};
     while (b.polls == 0 && b.crowd_spun <= SHOAL_BACKOFF_CROWD_SPIN) shoal_backoff_wait_members(&b, members, fn, arg);
     shoal_backoff_end(&b);
@@ -68,24 +72,26 @@ static unsigned long spins_before_backoff(const char *policy, int members, shoal
 static void crowded_waits(void)
 {
     const int cpu = sched_getcpu(), other = cpu + 1;
-    shoal_backoff_configure(65536, "auto", 4);
+    shoal_backoff_configure(65536, "auto", 2);
     struct shoal_backoff_state s;
     shoal_backoff_query(&s);
-    CHECK_MSG(s.crowded && s.contended == 2 && s.spin == 0, "4 PEs awake on 1 CPU: crowded %d contended %d spin %lu",
+    CHECK_MSG(s.crowded && s.contended == 2 && s.spin == 0, "2 PEs awake on 1 CPU: crowded %d contended %d spin %lu",
               s.crowded, s.contended, s.spin);
     CHECK_MSG(shoal_backoff_note_cpu() == cpu && shoal_backoff_cpu_of(test_pe) == cpu,
               "published CPU %d, read back %d, running on %d", shoal_backoff_note_cpu(), shoal_backoff_cpu_of(test_pe),
               cpu);
-    unsigned long n = spins_before_backoff("auto", 2, never_here, NULL);
+    unsigned long n = spins_before_backoff("auto", 2, 2, never_here, NULL);
     CHECK_MSG(n == SHOAL_BACKOFF_CROWD_SPIN, "missing members elsewhere: %lu spins before backing off, expected %lu", n,
               SHOAL_BACKOFF_CROWD_SPIN);
-    n = spins_before_backoff("auto", 2, here_if_same, &other);
+    n = spins_before_backoff("auto", 2, 2, here_if_same, &other);
     CHECK_MSG(n == SHOAL_BACKOFF_CROWD_SPIN, "a member on CPU %d, this PE on %d: %lu spins", other, cpu, n);
-    n = spins_before_backoff("auto", 2, here_if_same, &cpu);
+    n = spins_before_backoff("auto", 2, 2, here_if_same, &cpu);
     CHECK_MSG(n == 0, "a missing member on this CPU: %lu spins before yielding, expected 0", n);
-    n = spins_before_backoff("auto", 3, never_here, NULL);
+    n = spins_before_backoff("auto", 2, 1, never_here, NULL);
+    CHECK_MSG(n == 0, "a team of 1 of the host's 2 PEs: %lu spins before yielding, expected 0", n);
+    n = spins_before_backoff("auto", 3, 3, never_here, NULL);
     CHECK_MSG(n == 0, "3 members on 1 core: %lu spins before yielding, expected 0", n);
-    n = spins_before_backoff("yield", 2, never_here, NULL);
+    n = spins_before_backoff("yield", 2, 2, never_here, NULL);
     CHECK_MSG(n == 0, "SHMEM_WAIT_POLICY=yield: %lu spins before yielding, expected 0", n);
 }
 
