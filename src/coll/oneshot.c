@@ -65,7 +65,7 @@ static uint64_t *done_of(const struct shoal_group *g, int owner)
 /* Starts a call: its count, once every member is done with count - 2. */
 static uint64_t begin(const struct shoal_group *g)
 {
-    shoal_backoff_note_cpu(); /* for members' waits on crowded cores */
+    if (shoal_backoff_crowd_team(g->size)) shoal_backoff_note_cpu(); /* for members' waits on crowded cores */
     const uint64_t tag = ++*g->oneshot;
     if (tag > 2 && *g->oneshot_bcast == tag - 1)
         for (int r = 0; r < g->size; r++) {
@@ -95,7 +95,8 @@ static int line_missing_here(const void *arg, int cpu)
 {
     const struct line_wait *w = arg;
     const struct shoal_group *g = w->g;
-    for (int r = w->writer < 0 ? 0 : w->writer; r < (w->writer < 0 ? g->size : w->writer + 1); r++) {
+    const int first = w->writer < 0 ? 0 : w->writer, end = w->writer < 0 ? g->size : w->writer + 1;
+    for (int r = first; r < end; r++) {
         if (r != g->rank &&
             __atomic_load_n(&line_of(g, g->rank, (int)(w->tag & 1), r)->tag, __ATOMIC_RELAXED) != w->tag &&
             shoal_backoff_may_run_on(shoal_group_pe(g, r), cpu))

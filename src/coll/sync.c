@@ -11,8 +11,8 @@
  *   where each step may wait for a preempted PE (auto picks it there).
  *   Barrier k+1's adds cannot start before barrier k's last add (nobody
  *   leaves k before it), so the counter's multiples of n mark barriers.
- *   Where PEs outnumber cores, each member also stores the epoch in its own
- *   ARRIVED word as it arrives: a waiter whose missing members all last ran
+ *   Where PEs outnumber cores (shoal_backoff_crowd_team), each member also
+ *   stores the epoch in its own ARRIVED word as it arrives: a waiter whose missing members all last ran
  *   on other CPUs spins rather than yield (sync/backoff.h, crowded cores).
  * linear, counting mode (pSync): a central counter. Members other than
  *   rank 0 add one to rank 0's
@@ -65,7 +65,7 @@ static int flat_missing_here(const void *arg, int cpu)
 static void flat_barrier(struct shoal_group *g, uint64_t epoch)
 {
     const int n = g->size;
-    if (shoal_backoff_oversubscribed) {
+    if (shoal_backoff_crowd_team(n)) {
         shoal_backoff_note_cpu();
         __atomic_store_n(shoal_group_aux(g, SHOAL_COLL_AUX_ARRIVED), epoch, __ATOMIC_RELAXED);
     }

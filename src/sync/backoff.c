@@ -391,12 +391,17 @@ int shoal_backoff_cpu_of(int pe)
     return w ? (int)__atomic_load_n(&w->cpu, __ATOMIC_RELAXED) - 1 : -1;
 }
 
+int shoal_backoff_crowd_team(int members)
+{
+    return shoal_backoff_oversubscribed && pol.policy == SHOAL_WAIT_AUTO && members <= 2 * pol.cores &&
+           members >= pol.local_pes && !__atomic_load_n(&pol.machine_counted, __ATOMIC_RELAXED);
+}
+
 void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_backoff_missing_fn missing_here,
                                 const void *arg)
 {
     if (__atomic_load_n(&shoal_backoff_crowded, __ATOMIC_RELAXED) && b->crowd_spun < SHOAL_BACKOFF_CROWD_SPIN &&
-        members <= 2 * pol.cores && members >= pol.local_pes &&
-        !__atomic_load_n(&pol.machine_counted, __ATOMIC_RELAXED)) {
+        shoal_backoff_crowd_team(members)) {
         /* Looked at every 32 polls while spinning; before every yield
          * otherwise (a scan of the members is nothing beside a yield). */
         if (b->crowd_spun % 32 == 0 || b->crowd_here) {

@@ -161,12 +161,16 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
  * it waiting. */
 #define SHOAL_BACKOFF_CROWD_SPIN 8192ul
 extern int shoal_backoff_crowded; /* set by the policy (backoff.c) */
+/* Whether a team of members may spin so here (the auto policy, PEs
+ * outnumbering cores, the team as above): only then do its members publish
+ * their arrivals and CPUs for these waits. */
+int shoal_backoff_crowd_team(int members);
 typedef int (*shoal_backoff_missing_fn)(const void *arg, int cpu);
 void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_backoff_missing_fn missing_here,
                                 const void *arg);
 /* Publishes the CPU this PE runs on where PEs outnumber cores, for the
  * waits above (one load, and a store only when the CPU changed); returns
- * it, or -1. A collective calls it as its member arrives. */
+ * it, or -1. A collective of such a team calls it as its member arrives. */
 int shoal_backoff_note_cpu(void);
 /* The CPU pe last published (-1: unknown). */
 int shoal_backoff_cpu_of(int pe);

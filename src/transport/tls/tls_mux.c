@@ -39,6 +39,7 @@ struct shoal_mux {
     int cur;     /* channel of the frame being received */
     size_t left; /* its bytes still to come; 0: a header comes next */
     char *stage;
+    /* Set under read_lock (atomic stores), read under it or atomically. */
     int ended;   /* the peer closed the connection */
     int error;   /* errno of a failure, or EPROTO for a malformed frame */
 };
@@ -95,8 +96,9 @@ static void wake(struct channel *c)
 /* The connection ended or failed: every reader must see it. */
 static void finish(struct shoal_mux *m, int error)
 {
-    if (error && !m->error) m->error = error;
-    if (!error) m->ended = 1;
+    /* Stored atomically: writers look without the read lock (over). */
+    if (error && !m->error) __atomic_store_n(&m->error, error, __ATOMIC_RELEASE);
+    if (!error) __atomic_store_n(&m->ended, 1, __ATOMIC_RELEASE);
     wake(&m->ch[0]);
     wake(&m->ch[1]);
 }
@@ -309,13 +311,12 @@ size_t shoal_mux_pending(struct shoal_mux *m, int ch)
     return n;
 }
 
-/* Whether the connection has ended or failed (a reader saw it). */
-static int over(struct shoal_mux *m)
+/* Whether the connection has ended or failed (a reader saw it). Without
+ * the read lock: every write asks, and a reader holds that lock through
+ * its receive. */
+static int over(const struct shoal_mux *m)
 {
-    pthread_mutex_lock(&m->read_lock);
-    const int done = m->error || m->ended;
-    pthread_mutex_unlock(&m->read_lock);
-    return done;
+    return __atomic_load_n(&m->error, __ATOMIC_ACQUIRE) || __atomic_load_n(&m->ended, __ATOMIC_ACQUIRE);
 }
 
 /* The socket is full: waits until it has room, taking in what arrives
