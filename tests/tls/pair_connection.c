@@ -1,7 +1,8 @@
 /* pair_connection.c: over the encrypted transport, two PEs' default
  * context streams share one TCP connection (tls_pair.c), also when every PE
  * opens its streams to every other at the same moment; data is whole both
- * ways, with large puts crossing on one connection at once.
+ * ways, with large puts crossing on one connection at once, and with large
+ * gets crossing small puts.
  * Expects PAIR_CONNECTIONS_PER_PEER (default 1) TCP connections per peer
  * after every pair has talked: 2 with SHMEM_TLS_PAIR=off. One host only. */
 #include <dirent.h>
@@ -89,6 +90,30 @@ int main(void)
             wrong += big[BIG + i] != (unsigned char)(i * 7 + (size_t)next);
         }
         CHECK_MSG(wrong == 0, "%zu bytes wrong after crossing puts", wrong);
+
+        /* Large gets crossing small puts: while a PE reads through the
+         * answer to its get (its reader takes in the peer's requests for
+         * the PE's serving thread), the peer puts to it. */
+        unsigned char *got = malloc(BIG);
+        CHECK(got != NULL);
+        shmem_barrier_all();
+        for (int round = 0; got && round < 4; round++) {
+            if (me % 2 == round % 2) {
+                shmem_getmem(got, big, BIG, next);
+                wrong = 0;
+                for (size_t i = 0; i < BIG; i++) wrong += got[i] != (unsigned char)(i * 7 + (size_t)me);
+                CHECK_MSG(wrong == 0, "round %d: %zu bytes wrong in a large get", round, wrong);
+            } else {
+                for (long i = 0; i < 256; i++) shmem_long_p(&inbox[i % 256], 100000L * round + i, prev);
+                shmem_quiet();
+            }
+            shmem_barrier_all();
+            if (me % 2 == round % 2 && npes % 2 == 0)
+                for (long i = 0; i < 256; i++)
+                    CHECK_MSG(inbox[i] == 100000L * round + i, "round %d: inbox[%ld] = %ld", round, i, inbox[i]);
+            shmem_barrier_all();
+        }
+        free(got);
     }
     shmem_barrier_all();
     shmem_free(big);

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -133,10 +134,11 @@ static void ping_pong(void)
     long got = 0;
     CHECK(read_all(m[0], 1, (unsigned char *)&got, sizeof got) == 0 && got == 8);
     CHECK(shoal_mux_pending(m[0], 0) == sizeof(long) && shoal_mux_await(m[0], 0, 0) == 1);
-    CHECK(shoal_mux_sleep_begin(m[0], 0) == -1);
+    int socket_too = 0;
+    CHECK(shoal_mux_sleep_begin(m[0], 0, &socket_too) == -1);
     shoal_mux_sleep_end(m[0], 0);
     CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 7);
-    CHECK(shoal_mux_sleep_begin(m[0], 0) >= 0);
+    CHECK(shoal_mux_sleep_begin(m[0], 0, &socket_too) >= 0 && socket_too);
     shoal_mux_sleep_end(m[0], 0);
     /* The other channel's traffic does not end a wait for this one (a
      * channel's handshake waits so for its peer's first bytes): it is
@@ -145,6 +147,52 @@ static void ping_pong(void)
     CHECK(shoal_mux_await(m[0], 1, 100) == 0);
     CHECK(shoal_mux_pending(m[0], 0) == sizeof(long));
     CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 7);
+    shoal_mux_free(m[0]);
+    shoal_mux_free(m[1]);
+}
+
+static int readable(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, timeout_ms) == 1;
+}
+
+/* While channel 1's reader reads through a message, channel 0's sleeper
+ * leaves the socket to it: it is woken when that reader takes in its bytes,
+ * and when the read ends (nobody takes in for it after that). */
+static void delegated_sleep(void)
+{
+    struct shoal_mux *m[2];
+    mux_pair(m);
+    int socket_too = 1;
+    shoal_mux_reading_begin(m[0], 1);
+    CHECK(shoal_mux_other_reading(m[0], 0) && !shoal_mux_other_reading(m[0], 1));
+    int fd = shoal_mux_sleep_begin(m[0], 0, &socket_too);
+    CHECK(fd >= 0 && !socket_too);
+    CHECK(!readable(fd, 20));
+    /* A frame of channel 0 behind one of channel 1: channel 1's read takes
+     * the first in and wakes the sleeper. */
+    const long two[2] = {5, 6};
+    CHECK(shoal_mux_write(m[1], 0, &two[0], sizeof two[0]) == 0 && shoal_mux_write(m[1], 1, &two[1], sizeof two[1]) == 0);
+    long got = 0;
+    CHECK(read_all(m[0], 1, (unsigned char *)&got, sizeof got) == 0 && got == 6);
+    CHECK(readable(fd, 1000));
+    shoal_mux_sleep_end(m[0], 0);
+    CHECK(shoal_mux_read(m[0], 0, &got, sizeof got, 0) == sizeof got && got == 5);
+    /* Asleep again, left to the reader: its end wakes the sleeper. */
+    fd = shoal_mux_sleep_begin(m[0], 0, &socket_too);
+    CHECK(fd >= 0 && !socket_too && !readable(fd, 20));
+    shoal_mux_reading_end(m[0], 1);
+    CHECK(readable(fd, 1000));
+    shoal_mux_sleep_end(m[0], 0);
+    /* No reader any more: the sleep watches the socket, and no end of a
+     * read wakes it. */
+    fd = shoal_mux_sleep_begin(m[0], 0, &socket_too);
+    CHECK(fd >= 0 && socket_too);
+    shoal_mux_reading_begin(m[0], 1);
+    shoal_mux_reading_end(m[0], 1);
+    CHECK(!readable(fd, 20));
+    shoal_mux_sleep_end(m[0], 0);
     shoal_mux_free(m[0]);
     shoal_mux_free(m[1]);
 }
@@ -288,6 +336,8 @@ int main(void)
     alarm(getenv("MUX_TEST_SECONDS") ? (unsigned)atoi(getenv("MUX_TEST_SECONDS")) : 100);
     part = "ping_pong";
     ping_pong();
+    part = "delegated_sleep";
+    delegated_sleep();
     part = "both_write_first";
     both_write_first();
     part = "two_readers";

@@ -89,6 +89,7 @@ struct shoal_tls_conn {
     int signalled;   /* signals sent since the stream was last read: a refusal may wait there */
     int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
     struct shoal_mux *mux; /* the pair connection it rides (tls_pair.c), or NULL: fd is its own */
+    int ch;                /* ... and its channel there */
     /* get_nbi requests whose answers are still to be read, oldest first
      * (tls_client.c): where each goes and which request it was. */
     struct shoal_tls_deferred_get {

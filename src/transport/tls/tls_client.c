@@ -209,13 +209,25 @@ static void send_or_fail(struct shoal_tls_conn *c, const void *buf, size_t len, 
     stream_lost(what, pe, reason);
 }
 
+/* Reads of at least this many bytes on a pair connection take in the other
+ * channel's bytes for its sleeping reader (tls_mux.h, reading), which then
+ * leaves the socket alone: else each segment of a large answer woke that
+ * reader to take it in (2 namespace hosts x 1 PE, 1 MiB get_nbi windows:
+ * 205,000 poll(2) calls a second). Not smaller ones: the end of each such
+ * read wakes that reader to watch the socket again. */
+#define READ_THROUGH_MIN ((size_t)64 * 1024)
+
 static void recv_or_fail(struct shoal_tls_conn *c, void *buf, size_t len, const char *what, int pe)
 {
     /* An answer usually comes within tens of microseconds. On a pair
      * connection the wait leases the streams (shoal_tls_serve): a thread
      * asleep on the shared socket would wake for the answer too. */
+    const int through = c->mux && len >= READ_THROUGH_MIN;
+    if (through) shoal_mux_reading_begin(c->mux, c->ch);
     shoal_tls_await(c->ssl, c->fd, c->mux ? 2 : 1);
-    if (shoal_tls_read(c->ssl, buf, len) == 0) return;
+    const int failed = shoal_tls_read(c->ssl, buf, len) != 0;
+    if (through) shoal_mux_reading_end(c->mux, c->ch);
+    if (!failed) return;
     char reason[200];
     shoal_tls_reason(c->ssl, 0, reason, sizeof reason);
     stream_lost(what, pe, reason);

@@ -27,6 +27,10 @@ struct channel {
     size_t start, end, cap;
     int wake_fd;  /* eventfd: bytes were buffered (or the connection ended) while its reader slept */
     int sleeping; /* its reader sleeps or is about to (under read_lock) */
+    /* A thread of this channel reads through a message, taking in the
+     * other channel's bytes as they come (shoal_mux_reading_begin). */
+    int reading;
+    int delegated; /* its sleeping reader left the socket to the other's (under read_lock) */
 };
 
 struct shoal_mux {
@@ -254,12 +258,16 @@ ssize_t shoal_mux_read(struct shoal_mux *m, int ch, void *buf, size_t len, int w
     }
 }
 
-int shoal_mux_sleep_begin(struct shoal_mux *m, int ch)
+int shoal_mux_sleep_begin(struct shoal_mux *m, int ch, int *socket_too)
 {
     struct channel *c = &m->ch[ch];
     pthread_mutex_lock(&m->read_lock);
     const int nothing = c->end == c->start && !m->error && !m->ended;
     if (nothing) c->sleeping = 1;
+    /* Decided under the lock that shoal_mux_reading_end takes: either it
+     * sees this sleeper left the socket to it, or this sees it done. */
+    c->delegated = nothing && __atomic_load_n(&m->ch[!ch].reading, __ATOMIC_RELAXED);
+    *socket_too = !c->delegated;
     pthread_mutex_unlock(&m->read_lock);
     return nothing ? c->wake_fd : -1;
 }
@@ -270,6 +278,7 @@ void shoal_mux_sleep_end(struct shoal_mux *m, int ch)
     uint64_t count;
     pthread_mutex_lock(&m->read_lock);
     c->sleeping = 0;
+    c->delegated = 0;
     pthread_mutex_unlock(&m->read_lock);
     if (read(c->wake_fd, &count, sizeof count) < 0) count = 0; /* non-blocking: a wake-up left over */
 }
@@ -301,6 +310,25 @@ int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
     }
     pthread_mutex_unlock(&m->read_lock);
     return 1;
+}
+
+void shoal_mux_reading_begin(struct shoal_mux *m, int ch)
+{
+    __atomic_store_n(&m->ch[ch].reading, 1, __ATOMIC_RELAXED);
+}
+
+void shoal_mux_reading_end(struct shoal_mux *m, int ch)
+{
+    pthread_mutex_lock(&m->read_lock);
+    __atomic_store_n(&m->ch[ch].reading, 0, __ATOMIC_RELAXED);
+    /* Nobody takes in for a reader that left the socket to this one. */
+    if (m->ch[!ch].delegated) wake(&m->ch[!ch]);
+    pthread_mutex_unlock(&m->read_lock);
+}
+
+int shoal_mux_other_reading(const struct shoal_mux *m, int ch)
+{
+    return __atomic_load_n(&m->ch[!ch].reading, __ATOMIC_RELAXED);
 }
 
 size_t shoal_mux_pending(struct shoal_mux *m, int ch)

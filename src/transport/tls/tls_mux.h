@@ -54,9 +54,21 @@ int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms);
 /* For a thread that sleeps on other descriptors too: returns the eventfd
  * that another thread's taking in bytes of ch will make readable (and marks
  * ch's reader asleep), or -1 when ch has bytes or the connection is over
- * (nothing to sleep for). shoal_mux_sleep_end after the sleep, either way. */
-int shoal_mux_sleep_begin(struct shoal_mux *m, int ch);
+ * (nothing to sleep for). *socket_too says whether the sleep must watch the
+ * socket as well: not while the other channel's reader reads through a
+ * message (below), which takes in ch's bytes and wakes it, and wakes it
+ * too when that read ends. shoal_mux_sleep_end after the sleep, either way. */
+int shoal_mux_sleep_begin(struct shoal_mux *m, int ch, int *socket_too);
 void shoal_mux_sleep_end(struct shoal_mux *m, int ch);
+/* Around a read of a whole message on ch that may block (a large answer):
+ * meanwhile this reader takes in the other channel's bytes, so that
+ * channel's sleeping reader need not watch the socket too, where each
+ * segment of the message would wake it to take it in for nothing. */
+void shoal_mux_reading_begin(struct shoal_mux *m, int ch);
+void shoal_mux_reading_end(struct shoal_mux *m, int ch);
+/* Whether the other channel's reader reads so now (a hint: sleeps decide
+ * under the lock, shoal_mux_sleep_begin). */
+int shoal_mux_other_reading(const struct shoal_mux *m, int ch);
 /* Ends the connection both ways: readers and writers return (reads at the
  * end of what is buffered). */
 void shoal_mux_shutdown(struct shoal_mux *m);

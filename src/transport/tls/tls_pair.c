@@ -171,6 +171,7 @@ static int ride(struct shoal_tls_conn *c, struct shoal_mux *m, int ch, double de
     if (!ssl) return -1;
     c->ssl = ssl;
     c->mux = m;
+    c->ch = ch;
     c->fd = shoal_mux_fd(m);
     c->sigpipe = 0;
     return 0;

@@ -418,6 +418,7 @@ static void *serve_stream(void *arg)
         s->ssl = ssl;
         pthread_mutex_unlock(&shoal_tls.serve_lock);
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* parking ends on time */
+        int left_to_reader = 0; /* the last sleep left the socket to the other channel's reader */
         for (;;) {
             /* Set before looking at the stream: a waiter that applies what
              * we did not see, and leaves it unacknowledged, wakes us. */
@@ -460,7 +461,13 @@ static void *serve_stream(void *arg)
              * microseconds, so poll a little before sleeping in poll(2),
              * which a request found meanwhile skips (a system call fewer
              * per request; a wake-up left on wake_fd is read next time). */
-            if (shoal_tls_await(NULL, s->fd, 0)) continue;
+            /* Not while the other channel's reader takes in for us, nor
+             * right after its read ended and woke us with nothing for us:
+             * the socket then holds the rest of its message, not requests,
+             * and polling would only find that (tls_client.c, READ_THROUGH_MIN). */
+            const int idle = (s->mux && shoal_mux_other_reading(s->mux, s->ch)) || (left_to_reader && !applied);
+            left_to_reader = 0;
+            if (!idle && shoal_tls_await(NULL, s->fd, 0)) continue;
             /* A thread asleep on the socket while a waiter applies its
              * requests is woken by each of them and finds nothing to read
              * (the waiter was first): it never leaves poll(2) to see the
@@ -477,12 +484,14 @@ static void *serve_stream(void *arg)
             }
             /* On a pair connection the other channel's reader may take in
              * this one's bytes: it wakes us through the mux. */
-            const int mux_fd = s->mux ? shoal_mux_sleep_begin(s->mux, s->ch) : -1;
-            struct pollfd p[3] = {{.fd = s->fd, .events = POLLIN},
+            int socket_too = 1;
+            const int mux_fd = s->mux ? shoal_mux_sleep_begin(s->mux, s->ch, &socket_too) : -1;
+            struct pollfd p[3] = {{.fd = socket_too ? s->fd : -1, .events = POLLIN},
                                   {.fd = s->wake_fd, .events = POLLIN},
                                   {.fd = mux_fd, .events = POLLIN}};
             const int slept = s->mux && mux_fd < 0 ? 1 : poll(p, s->mux ? 3 : 2, -1);
             if (s->mux) shoal_mux_sleep_end(s->mux, s->ch);
+            left_to_reader = !socket_too;
             atomic_store(&s->sleeping, 0);
             if (slept < 0 && errno != EINTR) break;
             uint64_t count;
