@@ -204,6 +204,7 @@ struct shoal_tls_lib {
     __typeof__(BIO_test_flags) *BIO_test_flags;
     __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(ERR_clear_error) *ERR_clear_error;
+    __typeof__(ERR_peek_error) *ERR_peek_error;
     __typeof__(ERR_error_string_n) *ERR_error_string_n;
     __typeof__(OpenSSL_version) *OpenSSL_version;
 };
