@@ -104,7 +104,7 @@ int main(void)
                 for (size_t i = 0; i < BIG; i++) wrong += got[i] != (unsigned char)(i * 7 + (size_t)me);
                 CHECK_MSG(wrong == 0, "round %d: %zu bytes wrong in a large get", round, wrong);
             } else {
-                for (long i = 0; i < 256; i++) shmem_long_p(&inbox[i % 256], 100000L * round + i, prev);
+                for (long i = 0; i < 256; i++) shmem_long_p(&inbox[i], 100000L * round + i, prev);
                 shmem_quiet();
             }
             shmem_barrier_all();
