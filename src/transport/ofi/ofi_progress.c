@@ -410,15 +410,6 @@ static void *progress_main(void *arg)
             }
             ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
             atomic_store(&shoal_ofi.in_sread, 0);
-            /* Woken before the timeout: the network brought something,
-             * most often a peer's operation (which completes nothing here)
-             * that this thread now serves. A runtime wait asleep meanwhile
-             * sees the mark move and goes back to spinning, which serves
-             * the next ones itself (sync/backoff.h, incoming); without it a
-             * PE whose peer kept reading from it while it waited in a
-             * barrier had every get served by a wake-up of this thread (2
-             * namespace hosts x 1 PE: 50 us a get against 20). */
-            if (n == -FI_EAGAIN) atomic_fetch_add_explicit(&shoal_ofi.incoming, 1, memory_order_relaxed);
             if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
             /* A provider that cannot block here would make this loop spin. */
             if (n < 0 && n != -FI_EAGAIN && n != -FI_EAVAIL && n != -FI_ETIMEDOUT && n != -FI_ECANCELED) {
