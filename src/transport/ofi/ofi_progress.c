@@ -381,7 +381,27 @@ shoal_status_t shoal_ofi_wait_all(struct shoal_tctx *ctx, const char *what)
     }
 }
 
-/* Sleeps in fi_cq_sread when the queue has a wait object (woken by network
+/* The thread's sleep on ctx's wait object, then a read of its queue (which
+ * progresses the endpoint); *woken says whether the network (or a signal)
+ * ended the sleep before its timeout. fi_cq_sread would do both, but it
+ * goes back to sleep when what woke it completes nothing of this PE's, and
+ * that is the event the incoming mark needs. */
+static ssize_t sleep_and_read(struct shoal_tctx *ctx, struct fi_cq_entry *entries, int *woken)
+{
+    struct fid *cq = &ctx->cq->fid;
+    const int ready = shoal_ofi.wait_fd >= 0 ? fi_trywait(shoal_ofi.fabric, &cq, 1) : -FI_ENOSYS;
+    if (ready == FI_SUCCESS) {
+        struct pollfd p = {.fd = shoal_ofi.wait_fd, .events = POLLIN};
+        *woken = poll(&p, 1, OFI_THREAD_WAIT_MS) > 0;
+    } else if (ready == -FI_EAGAIN) {
+        *woken = 1; /* something came already */
+    } else {
+        return fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
+    }
+    return fi_cq_read(ctx->cq, entries, OFI_CQ_BATCH);
+}
+
+/* Sleeps on the queue's wait object when it has one (woken by network
  * activity, which it then progresses), else polls with a short sleep. While
  * a thread of the PE waits for its own operation on the default context it
  * progresses the endpoint itself, continuously: the thread then sleeps
@@ -408,8 +428,17 @@ static void *progress_main(void *arg)
                 park();
                 continue;
             }
-            ssize_t n = fi_cq_sread(ctx->cq, entries, OFI_CQ_BATCH, NULL, OFI_THREAD_WAIT_MS);
-            atomic_store(&shoal_ofi.in_sread, 0);
+            int woken = 0;
+            ssize_t n = sleep_and_read(ctx, entries, &woken);
+            /* Still raised: no lease broke the sleep, the network did. */
+            const int by_network = atomic_exchange(&shoal_ofi.in_sread, 0) && woken;
+            /* Woken with nothing of the PE's own: a peer's operation (which
+             * completes nothing here), now served by this thread. A runtime
+             * wait napping meanwhile sees the mark move and goes back to
+             * spinning, which serves the next ones itself (sync/backoff.h,
+             * incoming); it never sees them otherwise, as this thread takes
+             * the wait object's signal first. */
+            if (by_network && n == -FI_EAGAIN) atomic_fetch_add_explicit(&shoal_ofi.incoming, 1, memory_order_relaxed);
             if (n > 0 || n == -FI_EAVAIL) handle(ctx, n, entries);
             /* A provider that cannot block here would make this loop spin. */
             if (n < 0 && n != -FI_EAGAIN && n != -FI_EAVAIL && n != -FI_ETIMEDOUT && n != -FI_ECANCELED) {
