@@ -23,7 +23,7 @@ struct shoal_backoff {
      * even while serving keeps restarting polls (below). */
     unsigned long ticks;
     /* World PE + 1 whose store ends the wait, or 0 (unknown): while that PE
-     * sleeps itself, spinning cannot pay off. */
+     * sleeps itself, or shares this PE's core, spinning cannot pay off. */
     int waits_on;
     /* Nonzero when every PE whose store ends the wait reaches this PE's
      * memory directly, so rings its bell (a leader awaiting its host's
@@ -103,6 +103,15 @@ void shoal_backoff_slow(struct shoal_backoff *b);
 /* Waits of this thread that did not hold at their first check. */
 extern _Thread_local unsigned long shoal_backoff_started;
 
+/* Publishes the CPU this PE runs on where PEs outnumber cores (one load,
+ * and a store only when the CPU changed); returns it, or -1. Each wait
+ * does as it begins, so does a transport's wait for the PE's own
+ * operation, and a collective of a crowded team as its member arrives
+ * (shoal_backoff_wait_members). */
+int shoal_backoff_note_cpu(void);
+/* The CPU pe last published (-1: unknown). */
+int shoal_backoff_cpu_of(int pe);
+
 /* Whether peers' operations were applied since the wait last looked, while
  * the policy lets serving waits spin; notes the new mark. */
 static inline int shoal_backoff_serving(struct shoal_backoff *b)
@@ -120,6 +129,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
     /* The policy may change it from another thread at any time. */
     const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
     if (n == 0) {
+        if (shoal_backoff_oversubscribed) shoal_backoff_note_cpu();
         shoal_backoff_started++;
         shoal_blocked_stamp();
         if (shoal_backoff_incoming) b->incoming = shoal_backoff_incoming();
@@ -131,8 +141,16 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
             if (shoal_backoff_threads_busy && shoal_backoff_threads_busy()) sched_yield();
         }
         const unsigned long t = b->ticks++;
-        /* The awaited PE sleeps: it stores nothing until woken, so stop. */
-        if (b->waits_on && (t & 63) == 63 && shoal_wake_peer_asleep(b->waits_on - 1)) b->polls = spin;
+        /* The awaited PE sleeps: it stores nothing until woken, so stop.
+         * Where PEs outnumber cores, also when it last ran on this very
+         * core: this spin keeps it from running, and the scheduler moves
+         * one of the two to an idle core only milliseconds later (a
+         * host member spun 1.8 ms on its leader's core while the other
+         * core idled, the leader's get waiting for it). */
+        if (b->waits_on && (t & 63) == 63 &&
+            (shoal_wake_peer_asleep(b->waits_on - 1) ||
+             (shoal_backoff_oversubscribed && shoal_backoff_cpu_of(b->waits_on - 1) == sched_getcpu())))
+            b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
         if (shoal_backoff_oversubscribed && (t & 255) == 255) shoal_backoff_recount();
         shoal_cpu_relax();
@@ -168,12 +186,6 @@ int shoal_backoff_crowd_team(int members);
 typedef int (*shoal_backoff_missing_fn)(const void *arg, int cpu);
 void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_backoff_missing_fn missing_here,
                                 const void *arg);
-/* Publishes the CPU this PE runs on where PEs outnumber cores, for the
- * waits above (one load, and a store only when the CPU changed); returns
- * it, or -1. A collective of such a team calls it as its member arrives. */
-int shoal_backoff_note_cpu(void);
-/* The CPU pe last published (-1: unknown). */
-int shoal_backoff_cpu_of(int pe);
 /* Whether pe last ran on cpu, or may have (its CPU unknown): what a
  * missing_here callback asks of each member still missing. */
 static inline int shoal_backoff_may_run_on(int pe, int cpu)

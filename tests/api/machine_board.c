@@ -6,7 +6,12 @@
  *   PE running, and so must the waiting policy's awake count where PEs
  *   outnumber cores; the board's name must be gone from /dev/shm by then
  *   (every PE mapped it, so nothing is left behind if the job dies);
- * - they wake and compute outside any wait: PE 0 must see all running. */
+ * - they wake and compute outside any wait: PE 0 must see all running;
+ * - where PEs outnumber cores, a PE whose fetch from PE 0 goes through a
+ *   transport publishes the CPU it runs on as it waits for the answer
+ *   (util/own_wait.h), for waits on its stores to tell whether it shares
+ *   their core (sync/backoff.h). */
+#include <sched.h>
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@
 #include "core/machine.h"
 #include "core/runtime.h"
 #include "sync/backoff.h"
+#include "sync/wake.h"
 
 static long go, seen, arrived;
 
@@ -88,6 +94,21 @@ int main(void)
         CHECK_MSG(r == npes, "every PE computes outside a wait, yet the board says %d of %d run", r, npes);
         for (int pe = 1; pe < npes; pe++) shmem_long_p(&seen, 1, pe);
         shmem_quiet();
+    }
+    if (me != 0 && shoal_backoff_oversubscribed && !shoal_rt.peers[0].direct) {
+        /* The CPU is read again after the fetch: a PE moved meanwhile tries again. */
+        int published = -1, now = -2;
+        for (int i = 0; i < 100 && published != now; i++) {
+            __atomic_store_n(&shoal_wake_word_of(me)->cpu, 0, __ATOMIC_RELAXED);
+            (void)shmem_long_atomic_fetch(&arrived, 0);
+            published = shoal_backoff_cpu_of(me);
+            now = sched_getcpu();
+            if (published < 0) break;
+        }
+        if (published < 0)
+            CHECK_MSG(0, "a fetch from PE 0 through the transport published no CPU");
+        else
+            CHECK_MSG(published == now, "published CPU %d, running on %d", published, now);
     }
     shmem_barrier_all();
     shmem_finalize();

@@ -21,6 +21,10 @@
  *    twice the cores (3 PEs configured), and any under
  *    SHMEM_WAIT_POLICY=yield back off at once; this PE publishes the CPU it
  *    runs on;
+ * 5. as in 3 (waits spin), a wait for a store of a known PE (here this PE
+ *    itself, whose published CPU the test sets) spins its whole budget
+ *    while that PE last ran on another CPU, and stops within 64 polls once
+ *    it last ran on this one: the spin would only keep it off its core;
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -95,6 +99,35 @@ static void crowded_waits(void)
     CHECK_MSG(n == 0, "SHMEM_WAIT_POLICY=yield: %lu spins before yielding, expected 0", n);
 }
 
+/* Polls spun by a wait for a store of this PE (waits_on) as 2 PEs share
+ * the one CPU and only this one is awake, with this PE's published CPU set
+ * to cpu after the wait began (which publishes the real one); stops at the
+ * spin budget. */
+static unsigned long spins_awaiting(int cpu, unsigned long budget)
+{
+    struct shoal_backoff b = {.waits_on = test_pe + 1};
+    shoal_backoff_wait(&b);
+    __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+    while (b.polls < budget) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
+    return b.ticks;
+}
+
+static void awaited_on_this_core(void)
+{
+    const int cpu = sched_getcpu();
+    shoal_backoff_configure(65536, "auto", 2);
+    shoal_backoff_recount(); /* configured with both awake: only this one is */
+    struct shoal_backoff_state s;
+    shoal_backoff_query(&s);
+    CHECK_MSG(s.awake == 1 && s.spin >= 2048, "2 PEs for 1 core, 1 awake: awake %d spin %lu", s.awake, s.spin);
+    unsigned long n = spins_awaiting(cpu + 1, s.spin);
+    CHECK_MSG(n >= s.spin - 1, "the awaited PE on CPU %d, this one on %d: %lu polls spun of %lu", cpu + 1, cpu, n,
+              s.spin);
+    n = spins_awaiting(cpu, s.spin);
+    CHECK_MSG(n <= 64, "the awaited PE last ran on this CPU (%d): %lu polls spun, expected at most 64", cpu, n);
+}
+
 static struct shoal_backoff_state wait_once(long r)
 {
     pthread_t t;
@@ -154,6 +187,7 @@ int main(void)
     CHECK_MSG(s.awake == 1 && s.contended < 2 && s.spin >= 2048,
               "2 PEs for 1 core, 1 awake: awake %d contended %d spin %lu", s.awake, s.contended, s.spin);
     crowded_waits();
+    awaited_on_this_core();
     shoal_backoff_configure(65536, "auto", 1);
 
     kill(hog, SIGKILL);

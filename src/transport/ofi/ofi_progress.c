@@ -27,6 +27,7 @@
 #include "transport/lease.h"
 #include "transport/ofi/ofi.h"
 #include "util/log.h"
+#include "util/own_wait.h"
 
 #define OFI_CQ_BATCH 16
 #define OFI_SPINS 64
@@ -233,6 +234,7 @@ static long long now_ns(void)
  * the wait began, for own_wait_end. */
 static long long own_wait_begin(struct shoal_tctx *ctx)
 {
+    shoal_own_wait_begins();
     if (ctx != &shoal_ofi.dflt) return 0;
     atomic_fetch_add_explicit(&shoal_ofi.own_waits, 1, memory_order_relaxed);
     return now_ns();

@@ -23,6 +23,7 @@
 
 #include "transport/tls/tls.h"
 #include "util/log.h"
+#include "util/own_wait.h"
 
 struct shoal_tls_lib shoal_tls_lib;
 #define L shoal_tls_lib
@@ -622,6 +623,7 @@ int shoal_tls_arrived(SSL *ssl, int fd)
  * back at once. */
 int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
+    if (serve) shoal_own_wait_begins();
     const double end = shoal_tls_now() + AWAIT_SPIN_S;
     for (;;) {
         if (ssl ? shoal_tls_arrived(ssl, fd) : shoal_tls_readable(fd)) return 1;
