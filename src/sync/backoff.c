@@ -48,6 +48,7 @@
 
 unsigned long shoal_backoff_spin = 65536;
 int shoal_backoff_oversubscribed;
+int shoal_backoff_cpu_aware;
 void (*shoal_backoff_progress)(void);
 void (*shoal_backoff_rest)(void);
 int shoal_backoff_progress_optional;
@@ -376,7 +377,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
 
 int shoal_backoff_note_cpu(void)
 {
-    if (!shoal_backoff_oversubscribed) return -1;
+    if (!__atomic_load_n(&shoal_backoff_cpu_aware, __ATOMIC_RELAXED)) return -1;
     struct shoal_wake_word *w = shoal_wake_word_of(shoal_rt.my_pe);
     const int cpu = sched_getcpu();
     if (!w || cpu < 0) return -1;
@@ -447,6 +448,7 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
                  : !strcmp(policy, "spin")          ? SHOAL_WAIT_SPIN_ONLY
                  : !strcmp(policy, "yield")         ? SHOAL_WAIT_YIELD
                                                     : SHOAL_WAIT_SLEEP;
+    shoal_backoff_cpu_aware = shoal_backoff_oversubscribed && pol.policy == SHOAL_WAIT_AUTO;
     if (pol.psi_fd < 0) pol.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
     read_pressure(now_ns());
     apply();

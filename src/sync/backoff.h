@@ -46,6 +46,10 @@ struct shoal_backoff {
 extern unsigned long shoal_backoff_spin;
 /* Nonzero when this host runs more PEs than it has cores; set at start-up. */
 extern int shoal_backoff_oversubscribed;
+/* ... and the policy is auto: waits then publish their PE's CPU and stop
+ * spinning when the PE they wait for last ran on theirs (the manual
+ * policies keep their fixed phases). */
+extern int shoal_backoff_cpu_aware;
 /* The fabric's progress, which waits drive while they poll (a provider with
  * manual progress serves incoming operations only when asked); NULL when no
  * fabric is in use. */
@@ -103,8 +107,9 @@ void shoal_backoff_slow(struct shoal_backoff *b);
 /* Waits of this thread that did not hold at their first check. */
 extern _Thread_local unsigned long shoal_backoff_started;
 
-/* Publishes the CPU this PE runs on where PEs outnumber cores (one load,
- * and a store only when the CPU changed); returns it, or -1. Each wait
+/* Publishes the CPU this PE runs on where PEs outnumber cores, under the
+ * auto policy (one load, and a store only when the CPU changed); returns
+ * it, or -1. Each wait
  * does as it begins, so does a transport's wait for the PE's own
  * operation, and a collective of a crowded team as its member arrives
  * (shoal_backoff_wait_members). */
@@ -129,7 +134,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
     /* The policy may change it from another thread at any time. */
     const unsigned long spin = __atomic_load_n(&shoal_backoff_spin, __ATOMIC_RELAXED);
     if (n == 0) {
-        if (shoal_backoff_oversubscribed) shoal_backoff_note_cpu();
+        if (shoal_backoff_cpu_aware) shoal_backoff_note_cpu();
         shoal_backoff_started++;
         shoal_blocked_stamp();
         if (shoal_backoff_incoming) b->incoming = shoal_backoff_incoming();
@@ -149,7 +154,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
          * core idled, the leader's get waiting for it). */
         if (b->waits_on && (t & 63) == 63 &&
             (shoal_wake_peer_asleep(b->waits_on - 1) ||
-             (shoal_backoff_oversubscribed && shoal_backoff_cpu_of(b->waits_on - 1) == sched_getcpu())))
+             (shoal_backoff_cpu_aware && shoal_backoff_cpu_of(b->waits_on - 1) == sched_getcpu())))
             b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
         if (shoal_backoff_oversubscribed && (t & 255) == 255) shoal_backoff_recount();

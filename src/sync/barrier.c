@@ -36,7 +36,7 @@ void shoal_barrier_init(void)
         shoal_rt.fabric && shoal_rt.transport->serves_itself && shoal_rt.transport->serves_itself();
     shoal_backoff_incoming = shoal_rt.fabric ? shoal_rt.transport->incoming : NULL;
     shoal_backoff_threads_busy = shoal_rt.fabric ? shoal_rt.transport->threads_busy : NULL;
-    shoal_own_wait_hook = shoal_rt.fabric && shoal_backoff_oversubscribed ? shoal_backoff_note_cpu : NULL;
+    shoal_own_wait_hook = shoal_rt.fabric ? shoal_backoff_note_cpu : NULL;
 }
 
 void shoal_word_fail(const char *what, int pe, shoal_status_t st)

@@ -95,7 +95,9 @@ int main(void)
         for (int pe = 1; pe < npes; pe++) shmem_long_p(&seen, 1, pe);
         shmem_quiet();
     }
-    if (me != 0 && shoal_backoff_oversubscribed && !shoal_rt.peers[0].direct) {
+    /* The policy of the phases above (sleep) keeps fixed phases: back to auto. */
+    shoal_backoff_configure(65536, "auto", shoal_rt.machine_pes);
+    if (me != 0 && shoal_backoff_cpu_aware && !shoal_rt.peers[0].direct) {
         /* The CPU is read again after the fetch: a PE moved meanwhile tries again. */
         int published = -1, now = -2;
         for (int i = 0; i < 100 && published != now; i++) {

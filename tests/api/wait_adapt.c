@@ -24,7 +24,8 @@
  * 5. as in 3 (waits spin), a wait for a store of a known PE (here this PE
  *    itself, whose published CPU the test sets) spins its whole budget
  *    while that PE last ran on another CPU, and stops within 64 polls once
- *    it last ran on this one: the spin would only keep it off its core;
+ *    it last ran on this one: the spin would only keep it off its core
+ *    (under SHMEM_WAIT_POLICY=spin it spins on);
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -126,6 +127,15 @@ static void awaited_on_this_core(void)
               s.spin);
     n = spins_awaiting(cpu, s.spin);
     CHECK_MSG(n <= 64, "the awaited PE last ran on this CPU (%d): %lu polls spun, expected at most 64", cpu, n);
+    /* SHMEM_WAIT_POLICY=spin keeps spinning all the same. */
+    shoal_backoff_configure(65536, "spin", 2);
+    struct shoal_backoff b = {.waits_on = test_pe + 1};
+    shoal_backoff_wait(&b);
+    __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < 4096; i++) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
+    CHECK_MSG(b.polls == 4097 && b.ticks == 4097,
+              "SHMEM_WAIT_POLICY=spin, the awaited PE on this CPU: %lu polls, %lu ticks", b.polls, b.ticks);
 }
 
 static struct shoal_backoff_state wait_once(long r)
