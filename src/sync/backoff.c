@@ -377,7 +377,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
 
 int shoal_backoff_note_cpu(void)
 {
-    if (!__atomic_load_n(&shoal_backoff_cpu_aware, __ATOMIC_RELAXED)) return -1;
+    if (!shoal_backoff_cpu_aware) return -1;
     struct shoal_wake_word *w = shoal_wake_word_of(shoal_rt.my_pe);
     const int cpu = sched_getcpu();
     if (!w || cpu < 0) return -1;

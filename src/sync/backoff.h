@@ -107,12 +107,11 @@ void shoal_backoff_slow(struct shoal_backoff *b);
 /* Waits of this thread that did not hold at their first check. */
 extern _Thread_local unsigned long shoal_backoff_started;
 
-/* Publishes the CPU this PE runs on where PEs outnumber cores, under the
- * auto policy (one load, and a store only when the CPU changed); returns
- * it, or -1. Each wait
- * does as it begins, so does a transport's wait for the PE's own
- * operation, and a collective of a crowded team as its member arrives
- * (shoal_backoff_wait_members). */
+/* Publishes the CPU this PE runs on while shoal_backoff_cpu_aware (one
+ * load, and a store only when the CPU changed); returns it, or -1. Each
+ * wait does as it begins, so does a transport's wait for the PE's own
+ * operation (util/own_wait.h), and a collective of a crowded team as its
+ * member arrives (shoal_backoff_wait_members). */
 int shoal_backoff_note_cpu(void);
 /* The CPU pe last published (-1: unknown). */
 int shoal_backoff_cpu_of(int pe);
