@@ -116,6 +116,13 @@ int shoal_backoff_note_cpu(void);
 /* The CPU pe last published (-1: unknown). */
 int shoal_backoff_cpu_of(int pe);
 
+/* Whether the PE whose store ends the wait last ran on this CPU, while
+ * shoal_backoff_cpu_aware: spinning would keep it off its core. */
+static inline int shoal_backoff_awaited_here(const struct shoal_backoff *b)
+{
+    return shoal_backoff_cpu_aware && b->waits_on && shoal_backoff_cpu_of(b->waits_on - 1) == sched_getcpu();
+}
+
 /* Whether peers' operations were applied since the wait last looked, while
  * the policy lets serving waits spin; notes the new mark. */
 static inline int shoal_backoff_serving(struct shoal_backoff *b)
@@ -152,8 +159,7 @@ static inline void shoal_backoff_wait(struct shoal_backoff *b)
          * host member spun 1.8 ms on its leader's core while the other
          * core idled, the leader's get waiting for it). */
         if (b->waits_on && (t & 63) == 63 &&
-            (shoal_wake_peer_asleep(b->waits_on - 1) ||
-             (shoal_backoff_cpu_aware && shoal_backoff_cpu_of(b->waits_on - 1) == sched_getcpu())))
+            (shoal_wake_peer_asleep(b->waits_on - 1) || shoal_backoff_awaited_here(b)))
             b->polls = spin;
         /* PEs woke: past the cores, this spin would hold one a writer needs. */
         if (shoal_backoff_oversubscribed && (t & 255) == 255) shoal_backoff_recount();

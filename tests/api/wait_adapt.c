@@ -25,7 +25,9 @@
  *    itself, whose published CPU the test sets) spins its whole budget
  *    while that PE last ran on another CPU, and stops within 64 polls once
  *    it last ran on this one: the spin would only keep it off its core
- *    (under SHMEM_WAIT_POLICY=spin it spins on);
+ *    (under SHMEM_WAIT_POLICY=spin it spins on), and one that serves
+ *    peers' operations (the transport's incoming mark moves) goes back to
+ *    spinning past its budget only while that PE runs elsewhere;
  * every wait checks the value it waited for. */
 #include <pthread.h>
 #include <sched.h>
@@ -114,6 +116,24 @@ static unsigned long spins_awaiting(int cpu, unsigned long budget)
     return b.ticks;
 }
 
+static long long fake_mark;
+static long long moving_mark(void) { return ++fake_mark; }
+
+/* The wait's polls after calls past its spin budget, as it serves peers'
+ * operations at every look, with the awaited PE's published CPU set to cpu. */
+static unsigned long serving_polls(int cpu, unsigned long budget)
+{
+    long long (*incoming)(void) = shoal_backoff_incoming;
+    shoal_backoff_incoming = moving_mark;
+    struct shoal_backoff b = {.waits_on = test_pe + 1};
+    shoal_backoff_wait(&b);
+    __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+    for (unsigned long i = 0; i < 3 * budget && b.polls <= budget; i++) shoal_backoff_wait(&b);
+    shoal_backoff_end(&b);
+    shoal_backoff_incoming = incoming;
+    return b.polls;
+}
+
 static void awaited_on_this_core(void)
 {
     const int cpu = sched_getcpu();
@@ -127,6 +147,11 @@ static void awaited_on_this_core(void)
               s.spin);
     n = spins_awaiting(cpu, s.spin);
     CHECK_MSG(n <= 64, "the awaited PE last ran on this CPU (%d): %lu polls spun, expected at most 64", cpu, n);
+    n = serving_polls(cpu + 1, s.spin);
+    CHECK_MSG(n <= s.spin, "a serving wait, its awaited PE elsewhere: %lu polls, past the budget of %lu", n, s.spin);
+    n = serving_polls(cpu, s.spin);
+    CHECK_MSG(n > s.spin, "a serving wait, its awaited PE on this CPU: %lu polls, back to spinning (budget %lu)", n,
+              s.spin);
     /* SHMEM_WAIT_POLICY=spin keeps spinning all the same. */
     shoal_backoff_configure(65536, "spin", 2);
     struct shoal_backoff b = {.waits_on = test_pe + 1};
