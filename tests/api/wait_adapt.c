@@ -29,6 +29,7 @@
  *    peers' operations (the transport's incoming mark moves) goes back to
  *    spinning past its budget only while that PE runs elsewhere;
  * every wait checks the value it waited for. */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <shmem.h>
@@ -102,34 +103,29 @@ static void crowded_waits(void)
     CHECK_MSG(n == 0, "SHMEM_WAIT_POLICY=yield: %lu spins before yielding, expected 0", n);
 }
 
-/* Polls spun by a wait for a store of this PE (waits_on) as 2 PEs share
- * the one CPU and only this one is awake, with this PE's published CPU set
- * to cpu after the wait began (which publishes the real one); stops at the
- * spin budget. */
-static unsigned long spins_awaiting(int cpu, unsigned long budget)
+/* A wait for a store of this PE (waits_on), with this PE's published CPU
+ * set to cpu after the wait began (which publishes the real one): up to
+ * calls more polls, stopping once its poll count passes stop_past. */
+static struct shoal_backoff awaiting(int cpu, unsigned long calls, unsigned long stop_past)
 {
     struct shoal_backoff b = {.waits_on = test_pe + 1};
     shoal_backoff_wait(&b);
     __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
-    while (b.polls < budget) shoal_backoff_wait(&b);
+    for (unsigned long i = 0; i < calls && b.polls <= stop_past; i++) shoal_backoff_wait(&b);
     shoal_backoff_end(&b);
-    return b.ticks;
+    return b;
 }
 
 static long long fake_mark;
 static long long moving_mark(void) { return ++fake_mark; }
 
-/* The wait's polls after calls past its spin budget, as it serves peers'
- * operations at every look, with the awaited PE's published CPU set to cpu. */
+/* The same wait as it serves peers' operations at every look: its polls
+ * after up to 3 budgets of calls, stopping once past the budget. */
 static unsigned long serving_polls(int cpu, unsigned long budget)
 {
     long long (*incoming)(void) = shoal_backoff_incoming;
     shoal_backoff_incoming = moving_mark;
-    struct shoal_backoff b = {.waits_on = test_pe + 1};
-    shoal_backoff_wait(&b);
-    __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
-    for (unsigned long i = 0; i < 3 * budget && b.polls <= budget; i++) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    const struct shoal_backoff b = awaiting(cpu, 3 * budget, budget);
     shoal_backoff_incoming = incoming;
     return b.polls;
 }
@@ -142,10 +138,11 @@ static void awaited_on_this_core(void)
     struct shoal_backoff_state s;
     shoal_backoff_query(&s);
     CHECK_MSG(s.awake == 1 && s.spin >= 2048, "2 PEs for 1 core, 1 awake: awake %d spin %lu", s.awake, s.spin);
-    unsigned long n = spins_awaiting(cpu + 1, s.spin);
+    /* Polls spun until the budget runs out or the wait stops spinning. */
+    unsigned long n = awaiting(cpu + 1, 3 * s.spin, s.spin - 1).ticks;
     CHECK_MSG(n >= s.spin - 1, "the awaited PE on CPU %d, this one on %d: %lu polls spun of %lu", cpu + 1, cpu, n,
               s.spin);
-    n = spins_awaiting(cpu, s.spin);
+    n = awaiting(cpu, 3 * s.spin, s.spin - 1).ticks;
     CHECK_MSG(n <= 64, "the awaited PE last ran on this CPU (%d): %lu polls spun, expected at most 64", cpu, n);
     n = serving_polls(cpu + 1, s.spin);
     CHECK_MSG(n <= s.spin, "a serving wait, its awaited PE elsewhere: %lu polls, past the budget of %lu", n, s.spin);
@@ -154,11 +151,7 @@ static void awaited_on_this_core(void)
               s.spin);
     /* SHMEM_WAIT_POLICY=spin keeps spinning all the same. */
     shoal_backoff_configure(65536, "spin", 2);
-    struct shoal_backoff b = {.waits_on = test_pe + 1};
-    shoal_backoff_wait(&b);
-    __atomic_store_n(&shoal_wake_word_of(test_pe)->cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
-    for (int i = 0; i < 4096; i++) shoal_backoff_wait(&b);
-    shoal_backoff_end(&b);
+    const struct shoal_backoff b = awaiting(cpu, 4096, ULONG_MAX);
     CHECK_MSG(b.polls == 4097 && b.ticks == 4097,
               "SHMEM_WAIT_POLICY=spin, the awaited PE on this CPU: %lu polls, %lu ticks", b.polls, b.ticks);
 }
