@@ -37,6 +37,7 @@
 #include "sync/backoff.h"
 
 #include "core/machine.h"
+#include "sync/spread.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -409,8 +410,13 @@ void shoal_backoff_wait_members(struct shoal_backoff *b, int members, shoal_back
         /* Looked at every 32 polls while spinning; before every yield
          * otherwise (a scan of the members is nothing beside a yield). */
         if (b->crowd_spun % 32 == 0 || b->crowd_here) {
-            const int cpu = shoal_backoff_note_cpu();
+            int cpu = shoal_backoff_note_cpu();
             b->crowd_here = cpu < 0 || missing_here(arg, cpu);
+            /* About to yield to PEs stacked here: perhaps move (spread.h). */
+            if (b->crowd_here && shoal_spread_out()) {
+                cpu = sched_getcpu();
+                b->crowd_here = cpu < 0 || missing_here(arg, cpu);
+            }
         }
         if (!b->crowd_here) {
             b->crowd_spun++;
@@ -452,6 +458,7 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
                  : !strcmp(policy, "yield")         ? SHOAL_WAIT_YIELD
                                                     : SHOAL_WAIT_SLEEP;
     shoal_backoff_cpu_aware = shoal_backoff_oversubscribed && pol.policy == SHOAL_WAIT_AUTO;
+    shoal_spread_configure();
     if (pol.psi_fd < 0) pol.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
     read_pressure(now_ns());
     apply();
