@@ -58,9 +58,9 @@ int shoal_spread_move_to(int cpu)
     CPU_SET(cpu, &one);
     if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
     /* Back to the whole mask: the thread stays where it now runs. */
-    sched_setaffinity(0, sizeof allowed, &allowed);
+    const int restored = sched_setaffinity(0, sizeof allowed, &allowed);
     shoal_backoff_note_cpu();
-    return 0;
+    return restored == 0 ? 0 : -1;
 }
 
 int shoal_spread_out(void)

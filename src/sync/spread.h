@@ -29,7 +29,7 @@ int shoal_spread_out(void);
  * kernel's count of runnable tasks (/proc/loadavg) is larger. PEs count
  * only PEs, so a move could land one behind another program's task for
  * whole time slices (4 PEs on 2 CPUs beside a busy loop on one of them,
- * without this: barriers of 55-59 us over the first 500 against 5.6-6.4).
+ * without this: the first 500 barriers at 55-59 us, with it 5.6-6.7).
  * Unknown counts as yes: no move. */
 int shoal_spread_others_running(int awake_pes);
 /* Moves this thread to cpu and restores its mask, as shoal_spread_out does;
