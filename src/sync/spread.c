@@ -52,13 +52,18 @@ int shoal_spread_others_running(int awake_pes)
 
 int shoal_spread_move_to(int cpu)
 {
-    if (!allowed_cpus || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) return -1;
+    /* The thread's mask now, not the one at start-up: a program may have
+     * narrowed it since, and a thread it pinned to one CPU stays there. */
+    cpu_set_t mask;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof mask, &mask) != 0 || CPU_COUNT(&mask) < 2 ||
+        !CPU_ISSET(cpu, &mask))
+        return -1;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
     if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
     /* Back to the whole mask: the thread stays where it now runs. */
-    const int restored = sched_setaffinity(0, sizeof allowed, &allowed);
+    const int restored = sched_setaffinity(0, sizeof mask, &mask);
     shoal_backoff_note_cpu();
     return restored == 0 ? 0 : -1;
 }

@@ -33,7 +33,8 @@ int shoal_spread_out(void);
  * Unknown counts as yes: no move. */
 int shoal_spread_others_running(int awake_pes);
 /* Moves this thread to cpu and restores its mask, as shoal_spread_out does;
- * 0 on success (tests place PEs with it). */
+ * 0 on success, -1 where its mask (as it is now) holds one CPU or not cpu
+ * (tests place PEs with it). */
 int shoal_spread_move_to(int cpu);
 
 #endif

@@ -5,7 +5,7 @@
  *    (this one); with more PEs than could run, none other.
  * 2. PEs 0-2 move to the first CPU, PE 3 to the second: each then runs
  *    there, and its affinity is the whole mask again (a move, not a
- *    binding).
+ *    binding); a thread pinned to one CPU is not moved.
  * 3. In barriers (crowded waits), within 60 ms the PEs run 2 + 2: PE 0
  *    reads each PE's CPU every 100 barriers (0.3-2.1 ms here). Without the
  *    moves, 8 of 10 runs failed: the kernel's balancer spread them only
@@ -66,6 +66,16 @@ int main(void)
     CHECK_MSG(moved == 0 && ran == want, "runs on CPU %d after its move to CPU %d (%d)", ran, want, moved);
     cpu_set_t after;
     CHECK(sched_getaffinity(0, sizeof after, &after) == 0 && CPU_EQUAL(&after, &mask));
+    /* A thread the program pinned to one CPU is not moved. */
+    cpu_set_t pinned;
+    CPU_ZERO(&pinned);
+    CPU_SET(want, &pinned);
+    if (sched_setaffinity(0, sizeof pinned, &pinned) == 0) {
+        const int other = want == first ? second : first;
+        CHECK_MSG(shoal_spread_move_to(other) == -1, "a thread pinned to CPU %d was moved", want);
+        CHECK(sched_getaffinity(0, sizeof after, &after) == 0 && CPU_EQUAL(&after, &pinned));
+        CHECK(sched_setaffinity(0, sizeof mask, &mask) == 0);
+    }
     shmem_barrier_all();
 
     /* 3 */
