@@ -38,6 +38,7 @@
 
 #include "core/machine.h"
 #include "sync/spread.h"
+#include "util/clock.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -96,13 +97,6 @@ static struct {
 } pol = {.n_local = -1, .yields = 256, .pressure_permille = -1, .paid_percent = 100, .psi_fd = -1};
 
 static _Thread_local unsigned long started_seen, missed;
-
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000l + ts.tv_nsec;
-}
 
 /* Share of the time since the last read that some task waited for a CPU,
  * in permille, or -1 where the kernel does not tell. */
@@ -239,7 +233,7 @@ static void sense(long now, int force)
     __atomic_store_n(&pol.sensing, 0, __ATOMIC_RELEASE);
 }
 
-void shoal_backoff_sense_now(void) { sense(now_ns(), 1); }
+void shoal_backoff_sense_now(void) { sense(shoal_now_ns(), 1); }
 
 void shoal_backoff_recount(void)
 {
@@ -256,9 +250,9 @@ void shoal_backoff_recount(void)
 
 static void timed_yield(void)
 {
-    const long t0 = now_ns();
+    const long t0 = shoal_now_ns();
     sched_yield();
-    const long t1 = now_ns();
+    const long t1 = shoal_now_ns();
     const long avg = __atomic_load_n(&pol.yield_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yield_ns, avg + ((t1 - t0) - avg) / 8, __ATOMIC_RELAXED);
     __atomic_store_n(&pol.yielded, 1, __ATOMIC_RELAXED);
@@ -338,7 +332,7 @@ void shoal_backoff_slow(struct shoal_backoff *b)
         return;
     }
     if (shoal_backoff_rest) shoal_backoff_rest();
-    if (past == 0 || (past & 63) == 0) sense(now_ns(), 0);
+    if (past == 0 || (past & 63) == 0) sense(shoal_now_ns(), 0);
     /* With a fabric the wait must come back to drive it (unless the
      * fabric's threads serve it), a PE without a mapped wake word has no
      * bell, and writes from peers reached through a transport (its threads
@@ -460,7 +454,7 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
     shoal_backoff_cpu_aware = shoal_backoff_oversubscribed && pol.policy == SHOAL_WAIT_AUTO;
     shoal_spread_configure();
     if (pol.psi_fd < 0) pol.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
-    read_pressure(now_ns());
+    read_pressure(shoal_now_ns());
     apply();
     /* The default 50 us timer slack would stretch the shortest back-off
      * sleeps (1 us) fifty-fold; waits need them short. */

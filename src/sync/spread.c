@@ -8,24 +8,17 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/runtime.h"
 #include "sync/backoff.h"
 #include "sync/wake.h"
+#include "util/clock.h"
 
 static cpu_set_t allowed;
 static int allowed_cpus; /* CPUs in allowed; 0 when unknown */
 static long long next_look_ns, next_move_ns;
 static int loadavg_fd = -1;
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void shoal_spread_configure(void)
 {
@@ -72,7 +65,7 @@ int shoal_spread_out(void)
 {
     if (allowed_cpus < 2) return 0;
     /* Threads of a PE may wait in collectives at once: one looks. */
-    const long long now = now_ns();
+    const long long now = shoal_now_ns();
     long long due = __atomic_load_n(&next_look_ns, __ATOMIC_RELAXED);
     if (now < due || now < __atomic_load_n(&next_move_ns, __ATOMIC_RELAXED) ||
         !__atomic_compare_exchange_n(&next_look_ns, &due, now + SHOAL_SPREAD_LOOK_NS, 0, __ATOMIC_RELAXED,

@@ -22,7 +22,8 @@
 #define SHOAL_TRANSPORT_LEASE_H
 
 #include <stdatomic.h>
-#include <time.h>
+
+#include "util/clock.h"
 
 #define SHOAL_LEASE_MIN_NS 50000LL
 #define SHOAL_LEASE_MAX_NS 5000000LL
@@ -33,12 +34,7 @@
  * saved (api_coll at 8 PEs over tls: 26 s became 68 s). */
 #define SHOAL_LEASE_SETTLED_NS 50000LL
 
-static inline long long shoal_lease_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+static inline long long shoal_lease_now(void) { return shoal_now_ns(); }
 
 /* Nanoseconds left of the lease for a thread that tolerates park_ns since
  * the waiter's last call (0: none). Sequentially consistent: a thread

@@ -26,6 +26,7 @@
 
 #include "transport/lease.h"
 #include "transport/ofi/ofi.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/own_wait.h"
 
@@ -221,13 +222,6 @@ void shoal_ofi_rest(void)
     serve();
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* A thread of this PE waits for its own operations on the default context:
  * it progresses the endpoint itself, continuously (no sleep longer than the
  * backoff's), so the progress thread keeps out of its way. Returns when
@@ -237,7 +231,7 @@ static long long own_wait_begin(struct shoal_tctx *ctx)
     shoal_own_wait_begins();
     if (ctx != &shoal_ofi.dflt) return 0;
     atomic_fetch_add_explicit(&shoal_ofi.own_waits, 1, memory_order_relaxed);
-    return now_ns();
+    return shoal_now_ns();
 }
 
 /* The thread keeps out of the endpoint while the PE's own waits end less
@@ -257,7 +251,7 @@ static long long own_wait_begin(struct shoal_tctx *ctx)
 static void own_wait_end(struct shoal_tctx *ctx, long long began)
 {
     if (ctx != &shoal_ofi.dflt) return;
-    const long long now = now_ns();
+    const long long now = shoal_now_ns();
     atomic_store_explicit(&shoal_ofi.own_ns, now, memory_order_relaxed);
     if (atomic_fetch_sub(&shoal_ofi.own_waits, 1) == 1 && now - began > OFI_OWN_LEASE_NS &&
         atomic_load(&shoal_ofi.standing_by))
@@ -279,7 +273,7 @@ static void own_wait_end(struct shoal_tctx *ctx, long long began)
 static int stand_by(unsigned *naps)
 {
     const long long ended = atomic_load_explicit(&shoal_ofi.own_ns, memory_order_relaxed);
-    const long long idle = now_ns() - ended;
+    const long long idle = shoal_now_ns() - ended;
     atomic_store(&shoal_ofi.standing_by, 1);
     const int waits = atomic_load(&shoal_ofi.own_waits);
     if (waits > 0) {
@@ -303,7 +297,7 @@ static int stand_by(unsigned *naps)
 shoal_status_t shoal_ofi_deadline(long long *start, unsigned polls, const char *what, int pe)
 {
     if ((polls & 1023) != 0 || *start < 0) return SHOAL_OK;
-    long long t = now_ns();
+    long long t = shoal_now_ns();
     if (*start == 0) {
         *start = t;
         return SHOAL_OK;

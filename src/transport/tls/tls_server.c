@@ -29,6 +29,7 @@
 
 #include "transport/lease.h"
 #include "transport/tls/tls.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/ratelimit.h"
 
@@ -129,13 +130,6 @@ static int drain(SSL *ssl, uint64_t len, char *scratch)
         len -= n;
     }
     return 0;
-}
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Writes the answer to the request just applied (for a get, data follows
@@ -431,7 +425,7 @@ static void *serve_stream(void *arg)
             const int applied = s->served != before;
             pthread_mutex_unlock(&s->lock);
             if (rc != 0) break;
-            if (applied) atomic_store_explicit(&shoal_tls.applied_ns, now_ns(), memory_order_relaxed);
+            if (applied) atomic_store_explicit(&shoal_tls.applied_ns, shoal_now_ns(), memory_order_relaxed);
             long long park_ns = SHOAL_LEASE_MIN_NS, left = lease_left(park_ns);
             if (left) {
                 /* A waiting thread applies this stream: sleep until its
@@ -521,7 +515,7 @@ static void *serve_stream(void *arg)
 void shoal_tls_serve(int gets, int spinning)
 {
     if (pthread_mutex_trylock(&shoal_tls.serve_lock) != 0) return;
-    const long long now = now_ns();
+    const long long now = shoal_now_ns();
     /* The lease only while requests come: a waiter whose peers are silent
      * leaves its streams' threads asleep on their sockets, where nothing
      * wakes them, rather than parked on a timer that does. */
