@@ -39,6 +39,7 @@
 #include "core/machine.h"
 #include "sync/spread.h"
 #include "util/clock.h"
+#include "util/own_wait.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -452,6 +453,8 @@ void shoal_backoff_configure(long configured_spin, const char *policy, int local
                  : !strcmp(policy, "yield")         ? SHOAL_WAIT_YIELD
                                                     : SHOAL_WAIT_SLEEP;
     shoal_backoff_cpu_aware = shoal_backoff_oversubscribed && pol.policy == SHOAL_WAIT_AUTO;
+    /* Elsewhere a transport's wait for its own operation calls nothing. */
+    shoal_own_wait_hook = shoal_backoff_cpu_aware ? shoal_backoff_note_cpu : NULL;
     shoal_spread_configure();
     if (pol.psi_fd < 0) pol.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
     read_pressure(shoal_now_ns());

@@ -22,7 +22,6 @@
 #include "sync/group.h"
 #include "sync/wake.h"
 #include "sync/word.h"
-#include "util/own_wait.h"
 
 #include <stdio.h>
 
@@ -36,7 +35,6 @@ void shoal_barrier_init(void)
         shoal_rt.fabric && shoal_rt.transport->serves_itself && shoal_rt.transport->serves_itself();
     shoal_backoff_incoming = shoal_rt.fabric ? shoal_rt.transport->incoming : NULL;
     shoal_backoff_threads_busy = shoal_rt.fabric ? shoal_rt.transport->threads_busy : NULL;
-    shoal_own_wait_hook = shoal_rt.fabric ? shoal_backoff_note_cpu : NULL;
 }
 
 void shoal_word_fail(const char *what, int pe, shoal_status_t st)

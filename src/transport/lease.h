@@ -34,8 +34,6 @@
  * saved (api_coll at 8 PEs over tls: 26 s became 68 s). */
 #define SHOAL_LEASE_SETTLED_NS 50000LL
 
-static inline long long shoal_lease_now(void) { return shoal_now_ns(); }
-
 /* Nanoseconds left of the lease for a thread that tolerates park_ns since
  * the waiter's last call (0: none). Sequentially consistent: a thread
  * raises its parked (or sleeping) flag before it looks, and whoever ends
@@ -45,7 +43,7 @@ static inline long long shoal_lease_left(atomic_llong *served_ns, long long park
 {
     const long long t = atomic_load(served_ns);
     if (!t) return 0;
-    const long long left = t + park_ns - shoal_lease_now();
+    const long long left = t + park_ns - shoal_now_ns();
     return left > 0 ? left : 0;
 }
 

@@ -7,7 +7,8 @@
 #ifndef SHOAL_UTIL_OWN_WAIT_H
 #define SHOAL_UTIL_OWN_WAIT_H
 
-/* NULL: nobody listens. Set once at start-up, before any operation. */
+/* NULL: nobody listens. Set with the waiting policy (shoal_backoff_configure,
+ * at start-up), while no operation is in flight. */
 extern int (*shoal_own_wait_hook)(void);
 
 static inline void shoal_own_wait_begins(void)

@@ -140,7 +140,7 @@ static void drain_live(void)
  * one about to yield or sleep ends it (shoal_ofi_rest). */
 static void take_lease(void)
 {
-    const long long now = shoal_lease_now();
+    const long long now = shoal_now_ns();
     if (!atomic_load_explicit(&shoal_ofi.served_ns, memory_order_relaxed))
         atomic_store_explicit(&shoal_ofi.lease_since, now, memory_order_relaxed);
     atomic_store(&shoal_ofi.served_ns, now); /* before in_sread is read */
