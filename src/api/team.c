@@ -219,6 +219,7 @@ void pshmem_team_destroy(shmem_team_t team)
     shoal_team_slot_set(t->slot, 0);
     __atomic_store_n(&live_teams[t->slot], NULL, __ATOMIC_RELEASE);
     t->magic = 0;
+    free(t->coll_layout);
     free(t);
 }
 

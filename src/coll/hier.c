@@ -99,7 +99,7 @@ void shoal_coll_barrier_hier(struct shoal_group *g)
     if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory in a barrier");
     if (h.hosts > 1 << SHOAL_COLL_LEAD_ROUNDS) shoal_runtime_abort(1, "a barrier over more than 2^24 hosts");
     const int first = h.start[h.host], members = h.start[h.host + 1] - first, leader = h.order[first];
-    const int host_direct = shoal_coll_host_direct(&h, g);
+    const int host_direct = h.host_direct;
     if (g->rank != leader) {
         shoal_group_aux_add_host(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1, host_direct);
         await_word(g, aux_word(g, SHOAL_COLL_AUX_HOST_RELEASE), epoch, 0, leader, host_direct);

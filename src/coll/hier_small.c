@@ -61,7 +61,7 @@ static void member_call(struct shoal_group *g, const struct shoal_coll_hosts *h,
                         int leader, uint64_t tag)
 {
     shoal_coll_publish(g, src);
-    shoal_group_aux_add_host(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1, shoal_coll_host_direct(h, g));
+    shoal_group_aux_add_host(g, leader, SHOAL_COLL_AUX_HOST_ARRIVE, 1, h->host_direct);
     const uint64_t *release = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_RELEASE);
     struct shoal_backoff b = {.waits_on = shoal_group_pe(g, leader) + 1};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(release, __ATOMIC_ACQUIRE) < tag);
@@ -75,7 +75,7 @@ static void gather_host(struct shoal_group *g, const struct shoal_coll_hosts *h)
     const int members = h->start[h->host + 1] - h->start[h->host];
     if (members == 1) return;
     const uint64_t *arrive = shoal_group_aux(g, SHOAL_COLL_AUX_HOST_ARRIVE);
-    const int host_direct = shoal_coll_host_direct(h, g);
+    const int host_direct = h->host_direct;
     struct shoal_backoff b = {.writers_direct = host_direct};
     SHOAL_BACKOFF_WHILE(&b, __atomic_load_n(arrive, __ATOMIC_ACQUIRE) < (uint64_t)(members - 1));
     shoal_group_aux_add_host(g, g->rank, SHOAL_COLL_AUX_HOST_ARRIVE, (uint64_t)-(int64_t)(members - 1),

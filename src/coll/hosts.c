@@ -1,10 +1,19 @@
 /* hosts.c: ordering a group's members by host (hosts.h). */
 #include "coll/hosts.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/runtime.h"
+
+/* A team's order, kept in one block: the fields below, then order (n
+ * ints) and start (hosts + 1 ints). */
+struct kept_order {
+    struct shoal_coll_hosts h; /* order and start point into ints */
+    int ints[];
+};
 
 static int by_key(const void *a, const void *b)
 {
@@ -12,7 +21,9 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g)
+static int node_of(const struct shoal_group *g, int rank) { return shoal_rt.peers[shoal_group_pe(g, rank)].node; }
+
+static shoal_status_t order_members(struct shoal_coll_hosts *h, const struct shoal_group *g)
 {
     const int n = g->size;
     h->n = n;
@@ -27,8 +38,8 @@ shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct sh
     /* Members are usually in host order already (block placement): check
      * before sorting, which needs a key array. */
     int sorted = 1;
-    for (int r = 1; r < n && sorted; r++)
-        sorted = shoal_rt.peers[shoal_group_pe(g, r - 1)].node <= shoal_rt.peers[shoal_group_pe(g, r)].node;
+    for (int r = 1; r < n && sorted; r++) sorted = node_of(g, r - 1) <= node_of(g, r);
+    h->in_order = sorted;
     if (sorted) {
         for (int r = 0; r < n; r++) h->order[r] = r;
     } else {
@@ -37,21 +48,65 @@ shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct sh
             free(h->heap);
             return SHOAL_ERR_NOMEM;
         }
-        for (int r = 0; r < n; r++) key[r] = (uint64_t)shoal_rt.peers[shoal_group_pe(g, r)].node << 32 | (uint64_t)r;
+        for (int r = 0; r < n; r++) key[r] = (uint64_t)node_of(g, r) << 32 | (uint64_t)r;
         qsort(key, (size_t)n, sizeof *key, by_key);
         for (int p = 0; p < n; p++) h->order[p] = (int)(key[p] & 0xffffffffu);
         free(key);
     }
     h->hosts = 0;
+    h->all_direct = 1;
     for (int p = 0; p < n; p++) {
-        int node = shoal_rt.peers[shoal_group_pe(g, h->order[p])].node;
-        if (p == 0 || node != shoal_rt.peers[shoal_group_pe(g, h->order[p - 1])].node) h->start[h->hosts++] = p;
+        const int node = node_of(g, h->order[p]);
+        if (p == 0 || node != node_of(g, h->order[p - 1])) h->start[h->hosts++] = p;
         if (h->order[p] == g->rank) {
             h->pos = p;
             h->host = h->hosts - 1;
         }
+        h->all_direct &= shoal_rt.peers[shoal_group_pe(g, h->order[p])].direct != 0;
     }
     h->start[h->hosts] = n;
+    h->host_direct = 1;
+    for (int p = h->start[h->host]; p < h->start[h->host + 1]; p++)
+        h->host_direct &= shoal_rt.peers[shoal_group_pe(g, h->order[p])].direct != 0;
+    return SHOAL_OK;
+}
+
+/* The team's kept order, made on first use. Published with a swap, so
+ * that two threads calling collectives on different teams' groups, or a
+ * program breaking the one-thread-per-team rule, never share a half-made
+ * block. */
+static const struct kept_order *kept(const struct shoal_group *g)
+{
+    struct kept_order *k = __atomic_load_n((struct kept_order **)g->layout, __ATOMIC_ACQUIRE);
+    if (k) return k;
+    struct shoal_coll_hosts h;
+    if (order_members(&h, g) != SHOAL_OK) return NULL;
+    k = malloc(sizeof *k + (2 * (size_t)h.n + 1) * sizeof(int));
+    if (k) {
+        k->h = h;
+        k->h.heap = NULL;
+        k->h.order = k->ints;
+        k->h.start = k->ints + h.n;
+        memcpy(k->h.order, h.order, (size_t)h.n * sizeof(int));
+        memcpy(k->h.start, h.start, ((size_t)h.hosts + 1) * sizeof(int));
+        struct kept_order *none = NULL;
+        if (!__atomic_compare_exchange_n((struct kept_order **)g->layout, &none, k, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            free(k);
+            k = none;
+        }
+    }
+    shoal_coll_hosts_fini(&h);
+    return k;
+}
+
+shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g)
+{
+    if (!g->layout) return order_members(h, g);
+    const struct kept_order *k = kept(g);
+    if (!k) return SHOAL_ERR_NOMEM;
+    /* The fields only: order and start stay in the team's block. */
+    memcpy(h, &k->h, offsetof(struct shoal_coll_hosts, small));
     return SHOAL_OK;
 }
 
@@ -63,31 +118,42 @@ void shoal_coll_hosts_fini(struct shoal_coll_hosts *h)
 
 int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r)
 {
+    if (h->in_order) return r;
     for (int p = 0; p < h->n; p++)
         if (h->order[p] == r) return p;
     return -1;
 }
 
-int shoal_coll_host_direct(const struct shoal_coll_hosts *h, const struct shoal_group *g)
+int shoal_coll_all_direct(const struct shoal_group *g)
 {
-    for (int p = h->start[h->host]; p < h->start[h->host + 1]; p++)
-        if (!shoal_rt.peers[shoal_group_pe(g, h->order[p])].direct) return 0;
+    if (g->layout) {
+        const struct kept_order *k = kept(g);
+        if (!k) shoal_runtime_abort(1, "out of memory choosing a collective");
+        return k->h.all_direct;
+    }
+    for (int r = 0; r < g->size; r++)
+        if (!shoal_rt.peers[shoal_group_pe(g, r)].direct) return 0;
     return 1;
 }
 
 int shoal_coll_group_hosts(const struct shoal_group *g)
 {
+    if (g->layout) {
+        /* Failing here would let members choose differently: end the job. */
+        const struct kept_order *k = kept(g);
+        if (!k) shoal_runtime_abort(1, "out of memory choosing a collective");
+        return k->h.hosts;
+    }
     /* Members usually come in host order (block placement): then one pass
      * counts the hosts; otherwise order them. */
     int hosts = 1, sorted = 1;
     for (int r = 1; r < g->size && sorted; r++) {
-        int a = shoal_rt.peers[shoal_group_pe(g, r - 1)].node, b = shoal_rt.peers[shoal_group_pe(g, r)].node;
+        const int a = node_of(g, r - 1), b = node_of(g, r);
         sorted = a <= b;
         hosts += a != b;
     }
     if (sorted) return hosts;
     struct shoal_coll_hosts h;
-    /* Failing here would let members choose differently: end the job. */
     if (shoal_coll_hosts_init(&h, g) != SHOAL_OK) shoal_runtime_abort(1, "out of memory choosing a collective");
     hosts = h.hosts;
     shoal_coll_hosts_fini(&h);

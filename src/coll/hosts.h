@@ -12,18 +12,26 @@
 #define SHOAL_COLL_HOSTS_SMALL 64
 
 struct shoal_coll_hosts {
-    int n;      /* members */
-    int hosts;  /* hosts spanned */
-    int pos;    /* this member's position */
-    int host;   /* this member's host (index into start) */
-    int *order; /* order[pos] = group rank */
-    int *start; /* host h holds positions start[h] .. start[h+1]-1 */
+    int n;           /* members */
+    int hosts;       /* hosts spanned */
+    int pos;         /* this member's position */
+    int host;        /* this member's host (index into start) */
+    int in_order;    /* order[pos] == pos: members come in host order */
+    int host_direct; /* every member of this host reaches its memory directly, so
+                        their stores ring its bell (sync/wake.h) */
+    int all_direct;  /* every member reaches every other's memory directly */
+    int *order;      /* order[pos] = group rank */
+    int *start;      /* host h holds positions start[h] .. start[h+1]-1 */
     int *heap;
     int small[2 * SHOAL_COLL_HOSTS_SMALL + 1];
 };
 
-/* Orders g's members; SHOAL_ERR_NOMEM only past SHOAL_COLL_HOSTS_SMALL
- * members. */
+/* Orders g's members. A team's order is made at its first call and kept
+ * (order and start then point into the team's copy): each call otherwise
+ * walked every member's entry of the peer table, several times, which at
+ * scale costs more than the barrier's messages (docs/scaling.md). An
+ * active set's is made per call. SHOAL_ERR_NOMEM only past
+ * SHOAL_COLL_HOSTS_SMALL members, or for a team's first call. */
 shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g);
 void shoal_coll_hosts_fini(struct shoal_coll_hosts *h);
 /* How many hosts g's members span; the same on every member (node indices
@@ -31,8 +39,8 @@ void shoal_coll_hosts_fini(struct shoal_coll_hosts *h);
 int shoal_coll_group_hosts(const struct shoal_group *g);
 /* Position of group rank r. */
 int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r);
-/* Whether every member of this member's host reaches its memory directly,
- * so that their stores ring its bell (sync/wake.h). */
-int shoal_coll_host_direct(const struct shoal_coll_hosts *h, const struct shoal_group *g);
+/* Whether every member of g reaches every other's memory directly (one
+ * host, shared memory): kept with a team's order. */
+int shoal_coll_all_direct(const struct shoal_group *g);
 
 #endif

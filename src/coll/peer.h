@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/hosts.h"
 #include "core/route.h"
 #include "sync/group.h"
 
@@ -91,13 +92,6 @@ static inline char *shoal_coll_at(const struct shoal_group *g, struct shoal_coll
     b = shoal_coll_member(g, b, rank);
     char *p = shoal_route_direct(b.seg, b.off, shoal_group_pe(g, rank));
     return p ? p + at : NULL;
-}
-
-static inline int shoal_coll_all_direct(const struct shoal_group *g)
-{
-    for (int r = 0; r < g->size; r++)
-        if (!shoal_rt.peers[shoal_group_pe(g, r)].direct) return 0;
-    return 1;
 }
 
 /* Member rank's copy of b, looked up once: where b is published, each

@@ -2,6 +2,7 @@
  * orchestrated by the public layer (api/team.c), which needs barriers. */
 #include "core/team.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -58,6 +59,9 @@ void shoal_team_fini_predefined(void)
 {
     shmem_team_world_object.magic = 0;
     shmem_team_shared_object.magic = 0;
+    free(shmem_team_world_object.coll_layout);
+    free(shmem_team_shared_object.coll_layout);
+    shmem_team_world_object.coll_layout = shmem_team_shared_object.coll_layout = NULL;
 }
 
 /* The stride may be negative (a split with a negative stride lists the

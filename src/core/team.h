@@ -31,6 +31,9 @@ struct shoal_team {
     int contexts;     /* contexts created from this team and alive */
     struct shoal_ctx *ctx_list; /* those contexts, destroyed with the team */
     int predefined;   /* world and shared cannot be destroyed */
+    /* Members ordered by host (coll/hosts.c): one malloc'd block, made at
+     * the first collective that needs it and freed with the team. */
+    void *coll_layout;
 };
 
 /* Sets up SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED (init). */

@@ -14,7 +14,8 @@ void shoal_group_from_team(struct shoal_group *g, struct shoal_team *t)
         .aux_offset = shoal_internal_offset_of(slot + offsetof(struct shoal_team_sync, aux)),
         .epoch = &t->epoch, .syncs = &t->syncs, .oneshot = &t->oneshot, .oneshot_bcast = &t->oneshot_bcast,
         .oneshot_offset = shoal_internal_offset_of(offsetof(struct shoal_internal_area, team_oneshot) +
-                                                   (size_t)t->slot * sizeof(struct shoal_team_oneshot))};
+                                                   (size_t)t->slot * sizeof(struct shoal_team_oneshot)),
+        .layout = &t->coll_layout};
 }
 
 void shoal_group_from_active_set(struct shoal_group *g, int start, int stride, int size, int rank, int seg,

@@ -28,6 +28,9 @@ struct shoal_group {
     uint64_t *oneshot;
     uint64_t *oneshot_bcast;
     size_t oneshot_offset;
+    /* Teams only (NULL for active sets): where the team keeps its members'
+     * order by host (coll/hosts.c), made once, as a team never changes. */
+    void **layout;
 };
 
 static inline int shoal_group_pe(const struct shoal_group *g, int rank) { return g->start + rank * g->stride; }
