@@ -1,6 +1,7 @@
 /* hosts.c: ordering a group's members by host (hosts.h). */
 #include "coll/hosts.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,11 +101,48 @@ static const struct kept_order *kept(const struct shoal_group *g)
     return k;
 }
 
+/* Active sets (start, stride, size) have no team to keep their order in,
+ * yet one set names the same members every time: the first SETS_KEPT of
+ * them are kept here until the job ends (never replaced, so that no call
+ * loses its order to another thread's), the rest made per call. */
+#define SETS_KEPT 16
+static struct {
+    pthread_mutex_t lock;
+    const void *peers; /* the peer table they were made from: a new one (shmem_init again) drops them */
+    int n;
+    struct kept_set {
+        int start, stride, size;
+        void *order;
+    } set[SETS_KEPT];
+} sets = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const struct kept_order *kept_set(const struct shoal_group *g)
+{
+    const struct kept_order *k = NULL;
+    pthread_mutex_lock(&sets.lock);
+    if (sets.peers != shoal_rt.peers) {
+        for (int i = 0; i < sets.n; i++) free(sets.set[i].order);
+        sets.n = 0;
+        sets.peers = shoal_rt.peers;
+    }
+    for (int i = 0; i < sets.n && !k; i++)
+        if (sets.set[i].start == g->start && sets.set[i].stride == g->stride && sets.set[i].size == g->size)
+            k = sets.set[i].order;
+    if (!k && sets.n < SETS_KEPT) {
+        struct kept_set *e = &sets.set[sets.n];
+        *e = (struct kept_set){g->start, g->stride, g->size, NULL};
+        struct shoal_group with_slot = *g;
+        with_slot.layout = &e->order;
+        if ((k = kept(&with_slot))) sets.n++;
+    }
+    pthread_mutex_unlock(&sets.lock);
+    return k;
+}
+
 shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g)
 {
-    if (!g->layout) return order_members(h, g);
-    const struct kept_order *k = kept(g);
-    if (!k) return SHOAL_ERR_NOMEM;
+    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    if (!k) return g->layout ? SHOAL_ERR_NOMEM : order_members(h, g);
     /* The fields only: order and start stay in the team's block. */
     memcpy(h, &k->h, offsetof(struct shoal_coll_hosts, small));
     return SHOAL_OK;
@@ -126,11 +164,10 @@ int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r)
 
 int shoal_coll_all_direct(const struct shoal_group *g)
 {
-    if (g->layout) {
-        const struct kept_order *k = kept(g);
-        if (!k) shoal_runtime_abort(1, "out of memory choosing a collective");
-        return k->h.all_direct;
-    }
+    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    if (k) return k->h.all_direct;
+    /* Failing here would let members choose differently: end the job. */
+    if (g->layout) shoal_runtime_abort(1, "out of memory choosing a collective");
     for (int r = 0; r < g->size; r++)
         if (!shoal_rt.peers[shoal_group_pe(g, r)].direct) return 0;
     return 1;
@@ -138,12 +175,9 @@ int shoal_coll_all_direct(const struct shoal_group *g)
 
 int shoal_coll_group_hosts(const struct shoal_group *g)
 {
-    if (g->layout) {
-        /* Failing here would let members choose differently: end the job. */
-        const struct kept_order *k = kept(g);
-        if (!k) shoal_runtime_abort(1, "out of memory choosing a collective");
-        return k->h.hosts;
-    }
+    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    if (k) return k->h.hosts;
+    if (g->layout) shoal_runtime_abort(1, "out of memory choosing a collective");
     /* Members usually come in host order (block placement): then one pass
      * counts the hosts; otherwise order them. */
     int hosts = 1, sorted = 1;

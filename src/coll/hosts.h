@@ -27,11 +27,12 @@ struct shoal_coll_hosts {
 };
 
 /* Orders g's members. A team's order is made at its first call and kept
- * (order and start then point into the team's copy): each call otherwise
- * walked every member's entry of the peer table, several times, which at
- * scale costs more than the barrier's messages (docs/scaling.md). An
- * active set's is made per call. SHOAL_ERR_NOMEM only past
- * SHOAL_COLL_HOSTS_SMALL members, or for a team's first call. */
+ * (order and start then point into the team's copy), and so is that of
+ * each of the job's first 16 active sets: each call otherwise walked every
+ * member's entry of the peer table, several times, which at scale costs
+ * more than the barrier's messages (docs/scaling.md). Later active sets
+ * are ordered per call. SHOAL_ERR_NOMEM only past SHOAL_COLL_HOSTS_SMALL
+ * members, or for a team's first call. */
 shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g);
 void shoal_coll_hosts_fini(struct shoal_coll_hosts *h);
 /* How many hosts g's members span; the same on every member (node indices
