@@ -101,8 +101,15 @@ struct shoal_tls_conn {
     size_t deferred_bytes;
 };
 
+/* A context's streams. A stream (about 500 bytes) is made the first time
+ * the context reaches its PE, so a PE pays for the peers it talks to, and
+ * quiet looks at those only: made for every PE up front, a context took
+ * 32 MiB at 65,536 PEs and each quiet walked all of them (docs/scaling.md). */
 struct shoal_tctx {
-    struct shoal_tls_conn *conn; /* n_pes entries, opened at first use */
+    struct shoal_tls_conn **conn; /* n_pes entries, NULL until first use; set once, never moved */
+    int *used;                    /* the PEs whose stream is made, in the order made */
+    int n_used;                   /* entries of used: stored with release after the entry */
+    pthread_mutex_t make_lock;    /* making a stream */
     struct shoal_tctx *live_prev, *live_next;
 };
 

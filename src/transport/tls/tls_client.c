@@ -180,13 +180,31 @@ struct pipe_guard {
     int blocked;
 };
 
+/* t's stream to pe, made (not yet opened) at first use. */
+static struct shoal_tls_conn *conn_of(struct shoal_tctx *t, int pe)
+{
+    struct shoal_tls_conn *c = __atomic_load_n(&t->conn[pe], __ATOMIC_ACQUIRE);
+    if (c) return c;
+    pthread_mutex_lock(&t->make_lock);
+    if (!(c = t->conn[pe])) {
+        if (!(c = calloc(1, sizeof *c))) stream_failed("opening a stream", pe, "out of memory");
+        pthread_mutex_init(&c->lock, NULL);
+        c->fd = -1;
+        __atomic_store_n(&t->conn[pe], c, __ATOMIC_RELEASE);
+        t->used[t->n_used] = pe;
+        __atomic_store_n(&t->n_used, t->n_used + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&t->make_lock);
+    return c;
+}
+
 /* Locks the context's stream to pe (opening it at first use), with SIGPIPE
  * blocked in this thread until unlock_stream where a write to it may raise
  * one (its handshake; kernel TLS). get_nbi answers may still be unread. */
 static struct shoal_tls_conn *lock_with_deferred(shoal_tctx_t *ctx, int pe, struct pipe_guard *g)
 {
     struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
-    struct shoal_tls_conn *c = &t->conn[pe];
+    struct shoal_tls_conn *c = conn_of(t, pe);
     pthread_mutex_lock(&c->lock);
     g->blocked = !c->ssl || c->sigpipe;
     if (g->blocked) shoal_tls_sigpipe_block(&g->old);
@@ -388,8 +406,10 @@ shoal_status_t shoal_tls_get_nbi(shoal_tctx_t *ctx, int pe, enum shoal_segment_i
  * another thread holds are left to it. */
 static void drain_context(struct shoal_tctx *t)
 {
-    for (int pe = 0; t->conn && pe < shoal_tls.n_pes; pe++) {
-        struct shoal_tls_conn *c = &t->conn[pe];
+    const int n = t->conn ? __atomic_load_n(&t->n_used, __ATOMIC_ACQUIRE) : 0;
+    for (int i = 0; i < n; i++) {
+        const int pe = t->used[i];
+        struct shoal_tls_conn *c = t->conn[pe];
         if (!__atomic_load_n(&c->deferred_count, __ATOMIC_RELAXED) || pthread_mutex_trylock(&c->lock) != 0)
             continue;
         struct pipe_guard g = {.blocked = c->sigpipe};
@@ -491,19 +511,22 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
     struct shoal_tctx *t = ctx ? ctx : &shoal_tls.dflt;
     atomic_thread_fence(memory_order_seq_cst);
     /* Which streams this call waits on (and holds locked): another thread's
-     * quiet on the same context may be waiting on others. */
+     * quiet on the same context may be waiting on others. By their place
+     * in t->used: streams made after this load came after the call. */
+    const int n = __atomic_load_n(&t->n_used, __ATOMIC_ACQUIRE);
     unsigned char small[256], *mine = small;
-    if (shoal_tls.n_pes > (int)sizeof small && !(mine = malloc((size_t)shoal_tls.n_pes)))
-        stream_failed("quiet", shoal_tls.my_pe, "out of memory");
+    if (n > (int)sizeof small && !(mine = malloc((size_t)n))) stream_failed("quiet", shoal_tls.my_pe, "out of memory");
     /* SIGPIPE blocked from the first stream whose writes may raise it. */
     sigset_t old;
     int blocked = 0;
     sigemptyset(&old);
-    /* Locks are taken in PE order and a get holds one at most: no cycle. */
+    /* Locks are taken in the order the streams were made, the same for
+     * every quiet, and a get holds one at most: no cycle. */
     const char *what = "a put or atomic completed by quiet";
-    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
-        struct shoal_tls_conn *c = &t->conn[pe];
-        mine[pe] = 0;
+    for (int i = 0; i < n; i++) {
+        const int pe = t->used[i];
+        struct shoal_tls_conn *c = t->conn[pe];
+        mine[i] = 0;
         if (!unacked(c) && !__atomic_load_n(&c->signalled, __ATOMIC_RELAXED)) continue;
         pthread_mutex_lock(&c->lock);
         const int signalled = __atomic_exchange_n(&c->signalled, 0, __ATOMIC_RELAXED);
@@ -514,7 +537,7 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         while (c->deferred_count) complete_oldest(c, pe);
         if (c->acked != c->sent || signalled) read_acks(c, what, pe);
         if (c->acked != c->sent)
-            mine[pe] = 1; /* lock kept until the last ACK is read */
+            mine[i] = 1; /* lock kept until the last ACK is read */
         else
             pthread_mutex_unlock(&c->lock);
     }
@@ -526,9 +549,10 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
      * wakes the target's thread for that stream. */
     const struct shoal_tls_req flush = {.op = SHOAL_TLS_GET, .seg = SHOAL_SEG_HEAP};
     shoal_tls_pay_acks();
-    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
-        if (!mine[pe]) continue;
-        struct shoal_tls_conn *c = &t->conn[pe];
+    for (int i = 0; i < n; i++) {
+        if (!mine[i]) continue;
+        const int pe = t->used[i];
+        struct shoal_tls_conn *c = t->conn[pe];
         int asked = 0;
         while (c->acked != c->sent) {
             if (!asked && !shoal_tls_await(c->ssl, c->fd, c->mux ? 2 : 1)) {
@@ -558,11 +582,16 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
 static shoal_status_t ctx_init(struct shoal_tctx *t)
 {
     t->conn = calloc((size_t)shoal_tls.n_pes, sizeof *t->conn);
-    if (!t->conn) return SHOAL_ERR_NOMEM;
-    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
-        pthread_mutex_init(&t->conn[pe].lock, NULL);
-        t->conn[pe].fd = -1;
+    t->used = malloc((size_t)shoal_tls.n_pes * sizeof *t->used);
+    if (!t->conn || !t->used) {
+        free(t->conn);
+        free(t->used);
+        t->conn = NULL;
+        t->used = NULL;
+        return SHOAL_ERR_NOMEM;
     }
+    t->n_used = 0;
+    pthread_mutex_init(&t->make_lock, NULL);
     return SHOAL_OK;
 }
 
@@ -570,8 +599,8 @@ static shoal_status_t ctx_init(struct shoal_tctx *t)
 static void ctx_close(struct shoal_tctx *t)
 {
     if (!t->conn) return;
-    for (int pe = 0; pe < shoal_tls.n_pes; pe++) {
-        struct shoal_tls_conn *c = &t->conn[pe];
+    for (int i = 0; i < t->n_used; i++) {
+        struct shoal_tls_conn *c = t->conn[t->used[i]];
         if (c->ssl) {
             /* No close_notify: the target may have closed its side already,
              * and the end of the stream says all there is to say. */
@@ -579,9 +608,14 @@ static void ctx_close(struct shoal_tctx *t)
             if (!c->mux) close(c->fd); /* a pair connection's ends with the transport */
         }
         pthread_mutex_destroy(&c->lock);
+        free(c);
     }
+    pthread_mutex_destroy(&t->make_lock);
     free(t->conn);
+    free(t->used);
     t->conn = NULL;
+    t->used = NULL;
+    t->n_used = 0;
 }
 
 shoal_status_t shoal_tls_ctx_open_default(void)
