@@ -72,10 +72,10 @@ static shoal_status_t order_members(struct shoal_coll_hosts *h, const struct sho
     return SHOAL_OK;
 }
 
-/* The team's kept order, made on first use. Published with a swap, so
- * that two threads calling collectives on different teams' groups, or a
- * program breaking the one-thread-per-team rule, never share a half-made
- * block. */
+/* The order kept in *g->layout, made on first use. Published with a
+ * compare-and-swap: a program calling collectives on one team from two
+ * threads at once (which the standard does not allow) still never reads a
+ * half-made block, and keeps one of the two. */
 static const struct kept_order *kept(const struct shoal_group *g)
 {
     struct kept_order *k = __atomic_load_n((struct kept_order **)g->layout, __ATOMIC_ACQUIRE);
@@ -108,7 +108,7 @@ static const struct kept_order *kept(const struct shoal_group *g)
 #define SETS_KEPT 16
 static struct {
     pthread_mutex_t lock;
-    const void *peers; /* the peer table they were made from: a new one (shmem_init again) drops them */
+    const void *peers; /* the peer table they were made from; another table drops them */
     int n;
     struct kept_set {
         int start, stride, size;

@@ -41,7 +41,7 @@ int shoal_coll_group_hosts(const struct shoal_group *g);
 /* Position of group rank r. */
 int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r);
 /* Whether every member of g reaches every other's memory directly (one
- * host, shared memory): kept with a team's order. */
+ * host, shared memory): kept with the order where that is kept. */
 int shoal_coll_all_direct(const struct shoal_group *g);
 
 #endif
