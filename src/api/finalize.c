@@ -37,6 +37,7 @@
 #include "observe/blocked.h"
 #include "sync/backoff.h"
 #include "sync/word.h"
+#include "util/clock.h"
 
 #define AT_EXIT_UNIT (UINT64_C(1) << 32)
 /* Samples of the peers, half a second apart, that must all find every
@@ -53,13 +54,6 @@ static size_t word_offset(size_t field)
     return shoal_internal_offset_of(offsetof(struct shoal_internal_area, finalize) + field);
 }
 #define WORD(f) word_offset(offsetof(struct shoal_finalize_words, f))
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* What the exiting PE knows of each peer at one sample. */
 struct peer_sample {
@@ -120,7 +114,7 @@ static __attribute__((noreturn)) void report_stuck(const struct peer_sample *s)
 static void watch_peers(struct watch *w)
 {
     const int n = shoal_rt.n_pes, me = shoal_rt.my_pe;
-    double t = now_s();
+    double t = shoal_now_s();
     if (t < w->next_at) return;
     w->next_at = t + SAMPLE_EVERY_S;
     struct peer_sample *cur = calloc((size_t)n, sizeof *cur);

@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "observe/observe.h"
 #include "sync/barrier.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* SHMEM_INFO: one row per setting, columns as wide as their widest cell;
@@ -189,9 +190,4 @@ void pshmem_info_get_name(char *name)
 SHOAL_WEAK_ALIAS(shmem_pcontrol);
 void pshmem_pcontrol(int level, ...) { shoal_obs_pcontrol(level); }
 
-double shmemx_wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double shmemx_wtime(void) { return shoal_now_s(); }

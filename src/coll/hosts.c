@@ -139,9 +139,13 @@ static const struct kept_order *kept_set(const struct shoal_group *g)
     return k;
 }
 
+/* g's kept order: its team's, or its active set's if kept; NULL without
+ * memory (a team) or past the kept sets. */
+static const struct kept_order *kept_for(const struct shoal_group *g) { return g->layout ? kept(g) : kept_set(g); }
+
 shoal_status_t shoal_coll_hosts_init(struct shoal_coll_hosts *h, const struct shoal_group *g)
 {
-    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    const struct kept_order *k = kept_for(g);
     if (!k) return g->layout ? SHOAL_ERR_NOMEM : order_members(h, g);
     /* The fields only: order and start stay in the team's block. */
     memcpy(h, &k->h, offsetof(struct shoal_coll_hosts, small));
@@ -164,7 +168,7 @@ int shoal_coll_hosts_pos(const struct shoal_coll_hosts *h, int r)
 
 int shoal_coll_all_direct(const struct shoal_group *g)
 {
-    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    const struct kept_order *k = kept_for(g);
     if (k) return k->h.all_direct;
     /* Failing here would let members choose differently: end the job. */
     if (g->layout) shoal_runtime_abort(1, "out of memory choosing a collective");
@@ -175,7 +179,7 @@ int shoal_coll_all_direct(const struct shoal_group *g)
 
 int shoal_coll_group_hosts(const struct shoal_group *g)
 {
-    const struct kept_order *k = g->layout ? kept(g) : kept_set(g);
+    const struct kept_order *k = kept_for(g);
     if (k) return k->h.hosts;
     if (g->layout) shoal_runtime_abort(1, "out of memory choosing a collective");
     /* Members usually come in host order (block placement): then one pass

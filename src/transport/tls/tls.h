@@ -236,8 +236,6 @@ SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double sec
                              size_t len);
 /* Whether the kernel took over the stream's encryption in both directions. */
 int shoal_tls_is_ktls(SSL *ssl);
-/* Monotonic seconds. */
-double shoal_tls_now(void);
 /* OpenSSL's reason for the last failure on ssl. */
 void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len);
 /* Whole-buffer I/O on a stream; 0 on success, -1 on a closed or broken one.

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "transport/tls/tls.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define CONNECT_SECONDS 30.0
@@ -109,7 +110,7 @@ int shoal_tls_dial(int pe, double deadline, int *lost, char *reason, size_t len)
         return -1;
     }
     /* At least a second for each try, even past the deadline. */
-    const double left = deadline - shoal_tls_now();
+    const double left = deadline - shoal_now_s();
     if (connect_within(fd, &shoal_tls.peer[pe].sin, left > 1.0 ? left : 1.0) != 0) {
         snprintf(reason, len, "connect: %s", strerror(errno));
         close(fd);
@@ -125,7 +126,7 @@ int shoal_tls_dial(int pe, double deadline, int *lost, char *reason, size_t len)
  * pe; ends the job with reason when that would pass the deadline. */
 static void pause_before_retry(unsigned *pause_us, unsigned *jitter, double deadline, int pe, const char *reason)
 {
-    if (shoal_tls_now() + *pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
+    if (shoal_now_s() + *pause_us * 1e-6 >= deadline) stream_failed("the TLS handshake", pe, reason);
     *jitter = *jitter * 1103515245u + 12345u;
     usleep(*pause_us + (*jitter >> 8) % *pause_us);
     if (*pause_us < 100000) *pause_us *= 2;
@@ -138,7 +139,7 @@ static void pause_before_retry(unsigned *pause_us, unsigned *jitter, double dead
 static void open_stream(struct shoal_tls_conn *c, int pe, int paired)
 {
     char reason[200];
-    const double deadline = shoal_tls_now() + CONNECT_SECONDS;
+    const double deadline = shoal_now_s() + CONNECT_SECONDS;
     unsigned pause_us = 1000, jitter = (unsigned)shoal_tls.my_pe * 2654435761u + (unsigned)pe;
     int fd;
     SSL *ssl;
@@ -158,7 +159,7 @@ static void open_stream(struct shoal_tls_conn *c, int pe, int paired)
         int lost;
         fd = shoal_tls_dial(pe, deadline, &lost, reason, sizeof reason);
         if (fd < 0) (lost ? stream_lost : stream_failed)("opening a stream", pe, reason);
-        const double left = deadline - shoal_tls_now();
+        const double left = deadline - shoal_now_s();
         sigpipe = 1;
         ssl = shoal_tls_handshake(fd, 0, left > 1.0 ? left : 1.0, &sigpipe, reason, sizeof reason);
         if (ssl) break;

@@ -1,5 +1,6 @@
 /* tls_mux.c: two byte streams over one TCP connection (tls_mux.h). */
 #include "transport/tls/tls_mux.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -283,17 +284,10 @@ void shoal_mux_sleep_end(struct shoal_mux *m, int ch)
     if (read(c->wake_fd, &count, sizeof count) < 0) count = 0; /* non-blocking: a wake-up left over */
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
 {
     struct channel *c = &m->ch[ch];
-    const long long end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    const long long end = timeout_ms < 0 ? -1 : shoal_now_ns() / 1000000 + timeout_ms;
     pthread_mutex_lock(&m->read_lock);
     for (;;) {
         /* The other channel's bytes on the socket are no reason to stop:
@@ -301,7 +295,7 @@ int shoal_mux_await(struct shoal_mux *m, int ch, int timeout_ms)
         int progress = 1;
         while (c->end == c->start && !m->error && !m->ended && progress) take_in(m, -1, NULL, 0, &progress);
         if (c->end > c->start || m->error || m->ended) break;
-        const long long left = end < 0 ? -1 : end - now_ms();
+        const long long left = end < 0 ? -1 : end - shoal_now_ns() / 1000000;
         if (end >= 0 && left <= 0) {
             pthread_mutex_unlock(&m->read_lock);
             return 0;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "transport/tls/tls.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define PREAMBLE 8
@@ -89,7 +90,7 @@ static void keep_other(struct shoal_mux *m, int failed)
 static int await_fd(int fd, short events, double deadline)
 {
     for (;;) {
-        const double left = deadline - shoal_tls_now();
+        const double left = deadline - shoal_now_s();
         if (left <= 0) return 0;
         struct pollfd p = {.fd = fd, .events = events};
         const int r = poll(&p, 1, (int)(left * 1000.0) + 1);
@@ -152,7 +153,7 @@ static struct shoal_mux *dial(int pe, double deadline, int *refused, int *lost, 
 /* Waits for the pair's state to change, until the deadline. */
 static void wait_change(double deadline)
 {
-    const double left = deadline - shoal_tls_now();
+    const double left = deadline - shoal_now_s();
     if (left <= 0) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -166,7 +167,7 @@ static void wait_change(double deadline)
  * peer's), its handshake given the time left (a second at least). */
 static int ride(struct shoal_tls_conn *c, struct shoal_mux *m, int ch, double deadline, char *reason, size_t len)
 {
-    const double left = deadline - shoal_tls_now();
+    const double left = deadline - shoal_now_s();
     SSL *ssl = shoal_tls_handshake_mux(m, ch, 0, left > 1.0 ? left : 1.0, 0, reason, len);
     if (!ssl) return -1;
     c->ssl = ssl;
@@ -189,11 +190,11 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
             return ride(c, m, 1, deadline, reason, len);
         }
         /* The peer's connection may be on its way: wait for it briefly. */
-        const double now = shoal_tls_now(), until = p->refused_at + BRIEFLY_S;
+        const double now = shoal_now_s(), until = p->refused_at + BRIEFLY_S;
         if ((p->pending || now < until) && now < deadline) {
             const double end = p->pending ? now + BRIEFLY_S : until;
             wait_change(end < deadline ? end : deadline);
-            if (p->theirs || shoal_tls_now() < (p->pending ? end : until)) continue;
+            if (p->theirs || shoal_now_s() < (p->pending ? end : until)) continue;
             p->refused_at = 0;
         }
         p->dialing = 1;
@@ -217,8 +218,8 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
             return 0;
         }
         if (m) keep_other(m, 1);
-        if (refused && shoal_tls_now() < deadline) {
-            p->refused_at = shoal_tls_now();
+        if (refused && shoal_now_s() < deadline) {
+            p->refused_at = shoal_now_s();
             continue;
         }
         pthread_mutex_unlock(&pair_lock);
@@ -230,7 +231,7 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
 struct shoal_mux *shoal_tls_pair_accept(int fd, double seconds, int *pe, char *reason, size_t len)
 {
     unsigned char preamble[PREAMBLE];
-    const double deadline = shoal_tls_now() + seconds;
+    const double deadline = shoal_now_s() + seconds;
     if (read_within(fd, preamble, sizeof preamble, deadline) != 0 || memcmp(preamble + 1, "HP1", 3) != 0) {
         snprintf(reason, len, "not a pair connection's opening");
         return NULL;

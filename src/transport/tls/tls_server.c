@@ -102,7 +102,7 @@ static void note_refusal(const struct sockaddr_in *from, const char *reason)
 {
     unsigned ended;
     pthread_mutex_lock(&refusals_lock);
-    int show = shoal_ratelimit_event(&refusals, shoal_tls_now(), &ended);
+    int show = shoal_ratelimit_event(&refusals, shoal_now_s(), &ended);
     pthread_mutex_unlock(&refusals_lock);
     refusals_left_out(ended);
     if (!show) return;
@@ -764,7 +764,7 @@ void shoal_tls_server_stop(void)
     if (shoal_tls.listen_fd >= 0) close(shoal_tls.listen_fd);
     shoal_tls.listen_fd = -1;
     pthread_mutex_lock(&refusals_lock);
-    unsigned left_out = shoal_ratelimit_flush(&refusals, shoal_tls_now(), 1);
+    unsigned left_out = shoal_ratelimit_flush(&refusals, shoal_now_s(), 1);
     pthread_mutex_unlock(&refusals_lock);
     refusals_left_out(left_out);
 }

@@ -22,6 +22,7 @@
 #include <openssl/err.h>
 
 #include "transport/tls/tls.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/own_wait.h"
 
@@ -225,12 +226,6 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len)
     L.ERR_clear_error();
 }
 
-double shoal_tls_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The sink below the write buffer: send(2) with MSG_NOSIGNAL on the
  * stream's socket (blocking by then), so a peer that has gone makes a
@@ -468,7 +463,7 @@ SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double sec
     /* A server on a pair connection waits for its peer's first bytes
      * without a limit: the peer opens its stream when it first needs it. */
     if (idle) shoal_mux_await(m, ch, -1);
-    const double deadline = shoal_tls_now() + seconds;
+    const double deadline = shoal_now_s() + seconds;
     for (;;) {
         L.ERR_clear_error();
         looking = 1; /* reads return at once: the wait below has the deadline */
@@ -481,7 +476,7 @@ SSL *shoal_tls_handshake_mux(struct shoal_mux *m, int ch, int server, double sec
             L.free_(ssl);
             return NULL;
         }
-        const double left = deadline - shoal_tls_now();
+        const double left = deadline - shoal_now_s();
         if (left <= 0 || !shoal_mux_await(m, ch, (int)(left * 1000.0) + 1)) {
             snprintf(reason, len, "handshake timed out after %.0f s", seconds);
             L.free_(ssl);
@@ -509,7 +504,7 @@ SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char 
      * hold this thread past the deadline. */
     const int flags = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-    double deadline = shoal_tls_now() + seconds;
+    double deadline = shoal_now_s() + seconds;
     for (;;) {
         L.ERR_clear_error();
         int r = server ? L.accept(ssl) : L.connect(ssl);
@@ -527,7 +522,7 @@ SSL *shoal_tls_handshake(int fd, int server, double seconds, int *sigpipe, char 
             L.free_(ssl);
             return NULL;
         }
-        double left = deadline - shoal_tls_now();
+        double left = deadline - shoal_now_s();
         struct pollfd p = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
         if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) == 0) {
             snprintf(reason, len, "handshake timed out after %.0f s", seconds);
@@ -634,12 +629,12 @@ int shoal_tls_arrived(SSL *ssl, int fd)
 int shoal_tls_await(SSL *ssl, int fd, int serve)
 {
     if (serve) shoal_own_wait_begins();
-    const double end = shoal_tls_now() + (serve ? AWAIT_ANSWER_SPIN_S : AWAIT_SPIN_S);
+    const double end = shoal_now_s() + (serve ? AWAIT_ANSWER_SPIN_S : AWAIT_SPIN_S);
     for (;;) {
         if (ssl ? shoal_tls_arrived(ssl, fd) : shoal_tls_readable(fd)) return 1;
         if (serve) shoal_tls_serve(0, serve);
         if (shoal_tls.spin_yields) sched_yield();
-        if (shoal_tls_now() > end) break;
+        if (shoal_now_s() > end) break;
     }
     /* This thread is about to block: the server threads must not wait for
      * it to apply their streams. */
