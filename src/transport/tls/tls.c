@@ -137,6 +137,15 @@ static long long tls_incoming(void)
     return atomic_load_explicit(&shoal_tls.applied_ns, memory_order_relaxed);
 }
 
+const char *shoal_tls_refusal_text(uint32_t status)
+{
+    switch (status) {
+    case SHOAL_TLS_OUT_OF_RANGE: return "outside the target's symmetric segment";
+    case SHOAL_TLS_READ_ONLY: return "a write into the target's read-only static data (const or RELRO)";
+    default: return "a malformed request";
+    }
+}
+
 static int tls_serves_itself(void) { return 1; }
 
 static int tls_threads_busy(void) { return atomic_load_explicit(&shoal_tls.working, memory_order_relaxed) > 0; }

@@ -19,6 +19,7 @@
  * - a target refuses what falls outside its segments or writes into the
  *   read-only part of static data, and reports it on its next reply (an answer or
  *   an ACK, which quiet waits for at the latest); the initiator ends the job.
+ *   A refused signal, which nothing answers, ends the job at its target.
  *
  * Authentication: a fresh 32-byte key per job, drawn by PE 0 and handed to
  * every PE by the bootstrap (TLS-protected between hosts), is the external
@@ -77,6 +78,8 @@ enum shoal_tls_rep_kind {
     SHOAL_TLS_EARLIER = 2, /* instead of an answer: an earlier request was refused */
 };
 enum shoal_tls_refusal { SHOAL_TLS_OUT_OF_RANGE = 1, SHOAL_TLS_READ_ONLY = 2, SHOAL_TLS_BAD_REQUEST = 3 };
+/* What a refusal means, for the line that ends the job. */
+const char *shoal_tls_refusal_text(uint32_t status);
 
 /* One stream from this PE to a target, for one context. */
 struct shoal_tls_conn {
@@ -86,7 +89,6 @@ struct shoal_tls_conn {
     uint64_t sent;   /* requests written on the stream */
     uint64_t acked;  /* of which the target has said they are applied */
     unsigned unread; /* requests since the last reply was read (bounds queued ACKs) */
-    int signalled;   /* signals sent since the stream was last read: a refusal may wait there */
     int sigpipe;     /* its writes may raise SIGPIPE (kernel TLS): block it around them */
     struct shoal_mux *mux; /* the pair connection it rides (tls_pair.c), or NULL: fd is its own */
     int ch;                /* ... and its channel there */

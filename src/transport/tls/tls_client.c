@@ -62,19 +62,10 @@ static __attribute__((noreturn)) void stream_lost(const char *what, int pe, cons
     shoal_tls.setup->peer_lost(line);
 }
 
-static const char *refusal_text(uint32_t status)
-{
-    switch (status) {
-    case SHOAL_TLS_OUT_OF_RANGE: return "outside the target's symmetric segment";
-    case SHOAL_TLS_READ_ONLY: return "a write into the target's read-only static data (const or RELRO)";
-    default: return "a malformed request";
-    }
-}
-
 static __attribute__((noreturn)) void refused(const char *what, int pe, const struct shoal_tls_rep *rep)
 {
     char reason[200];
-    snprintf(reason, sizeof reason, "PE %d refused %s at offset %llu", pe, refusal_text(rep->status),
+    snprintf(reason, sizeof reason, "PE %d refused %s at offset %llu", pe, shoal_tls_refusal_text(rep->status),
              (unsigned long long)rep->value);
     stream_failed(what, pe, reason);
 }
@@ -454,15 +445,15 @@ shoal_status_t shoal_tls_amo(shoal_tctx_t *ctx, int pe, enum shoal_segment_id se
 /* Signals ride the default context's stream behind this PE's earlier
  * requests, but are not counted: the target neither counts nor
  * acknowledges them, so no quiet waits for them (a barrier_all's quiet
- * would otherwise wait on the previous barrier's last round). A refusal
- * still comes back as an ACK, read at the next quiet. */
+ * would otherwise wait on the previous barrier's last round). A target
+ * that refuses one ends the job itself (tls_server.c, signal_refused), so
+ * no quiet looks for a refusal either. */
 static shoal_status_t send_uncounted(int pe, const struct shoal_tls_req *q, const void *data, size_t len,
                                      const char *what)
 {
     struct pipe_guard g;
     struct shoal_tls_conn *c = lock_stream(NULL, pe, &g);
     send_request(c, q, data, len, what, pe);
-    __atomic_store_n(&c->signalled, 1, __ATOMIC_RELAXED);
     unlock_stream(c, &g);
     shoal_tls_pay_acks();
     return SHOAL_OK;
@@ -528,15 +519,14 @@ void shoal_tls_quiet(shoal_tctx_t *ctx)
         const int pe = t->used[i];
         struct shoal_tls_conn *c = t->conn[pe];
         mine[i] = 0;
-        if (!unacked(c) && !__atomic_load_n(&c->signalled, __ATOMIC_RELAXED)) continue;
+        if (!unacked(c)) continue;
         pthread_mutex_lock(&c->lock);
-        const int signalled = __atomic_exchange_n(&c->signalled, 0, __ATOMIC_RELAXED);
         if (c->sigpipe && !blocked) {
             shoal_tls_sigpipe_block(&old);
             blocked = 1;
         }
         while (c->deferred_count) complete_oldest(c, pe);
-        if (c->acked != c->sent || signalled) read_acks(c, what, pe);
+        if (c->acked != c->sent) read_acks(c, what, pe);
         if (c->acked != c->sent)
             mine[i] = 1; /* lock kept until the last ACK is read */
         else

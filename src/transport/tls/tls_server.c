@@ -122,6 +122,26 @@ static enum shoal_tls_refusal check_range(unsigned seg, uint64_t offset, uint64_
     return 0;
 }
 
+/* A signal refused: a barrier's or collective's word (transport.h), which
+ * the API never lets outside a symmetric segment, so the sender's layout
+ * differs from ours. Its reader is this PE, whose wait would never see it,
+ * and the sender reads no reply to a signal: this PE ends the job. */
+static __attribute__((noreturn)) void signal_refused(const struct shoal_tls_server *s, enum shoal_tls_refusal no,
+                                                     unsigned seg, uint64_t offset, uint64_t len)
+{
+    struct sockaddr_in from = {0};
+    socklen_t size = sizeof from;
+    char ip[INET_ADDRSTRLEN] = "?", line[400];
+    if (getpeername(s->fd, (struct sockaddr *)&from, &size) == 0) inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+    const shoal_segment_t *mine = seg < SHOAL_SEG_COUNT ? shoal_tls.setup->local[seg] : NULL;
+    snprintf(line, sizeof line,
+             "refused a barrier's or collective's signal from the PE at %s:%u: %llu bytes at offset %llu of segment "
+             "%u, %s (its size %zu): the PEs' symmetric layouts differ",
+             ip, ntohs(from.sin_port), (unsigned long long)len, (unsigned long long)offset, seg,
+             shoal_tls_refusal_text(no), mine ? mine->size : 0);
+    shoal_tls.setup->fatal(line);
+}
+
 static int drain(SSL *ssl, uint64_t len, char *scratch)
 {
     while (len) {
@@ -215,13 +235,14 @@ static int serve_one(struct shoal_tls_server *s)
     }
     case SHOAL_TLS_PUT_SIGNAL: {
         enum shoal_tls_refusal no = check_range(q.seg, q.offset, q.len, 1);
+        if (no && signal) signal_refused(s, no, q.seg, q.offset, q.len);
         if (!no) no = check_range(q.elem, q.cond, 8, 1);
         if (!no && (q.cond % 8 || (q.amo_op != SHOAL_AMO_SET && q.amo_op != SHOAL_AMO_ADD)))
             no = SHOAL_TLS_BAD_REQUEST;
+        if (no && signal) signal_refused(s, no, q.elem, q.cond, 8);
         if (no) {
             if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
-            if (drain(ssl, q.len, scratch) != 0) return -1;
-            return signal ? acknowledge(s) : 0;
+            return drain(ssl, q.len, scratch);
         }
         if (receive_put(ssl, &q) != 0) return -1;
         shoal_cpu_amo(shoal_tls.setup->local[q.elem]->base + q.cond, 8, (enum shoal_amo_op)q.amo_op, q.operand, 0);
@@ -249,14 +270,15 @@ static int serve_one(struct shoal_tls_server *s)
         if (!no) {
             char *p = shoal_tls.setup->local[q.seg]->base + q.offset;
             rep.value = shoal_cpu_amo(p, q.elem, (enum shoal_amo_op)q.amo_op, q.operand, q.cond);
+        } else if (signal) {
+            signal_refused(s, no, q.seg, q.offset, q.elem);
         } else if (!q.fetch) {
             if (!pending->status) *pending = (struct shoal_tls_rep){no, 0, q.offset};
         } else {
             rep = (struct shoal_tls_rep){no, SHOAL_TLS_ANSWER, q.offset};
         }
         if (q.fetch) return answer(s, rep, NULL, 0);
-        /* A refused signal has no later reply to ride on: say it now. */
-        if (signal) return no ? acknowledge(s) : 0;
+        if (signal) return 0;
         s->atomics++;
         return 0;
     }
