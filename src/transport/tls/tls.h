@@ -260,8 +260,9 @@ void shoal_tls_sigpipe_restore(const sigset_t *old);
 /* tls_server.c: the listening socket and the threads serving peers. */
 shoal_status_t shoal_tls_server_start(char *err, size_t errlen);
 /* Serves channel ch of a pair connection this PE dialed (tls_pair.c): the
- * peer's requests, once it opens its stream there. */
-shoal_status_t shoal_tls_server_channel(struct shoal_mux *m, int ch);
+ * peer's requests, once it opens its stream there. Ends the job where no
+ * thread can start for it. */
+void shoal_tls_server_channel(struct shoal_mux *m, int ch);
 /* Applies, in the calling thread, the requests peers have sent; gets only
  * with gets set (tls_server.c says why). A spinning caller leases the
  * streams from their threads while requests come lately, or always with

@@ -204,10 +204,8 @@ int shoal_tls_pair_open(struct shoal_tls_conn *c, int pe, double deadline, int *
         int ok = 0;
         if (m) {
             *lost = 0;
-            if (shoal_tls_server_channel(m, 1) != SHOAL_OK)
-                snprintf(reason, len, "cannot start a thread for the pair connection's other stream");
-            else
-                ok = ride(c, m, 0, deadline, reason, len) == 0;
+            shoal_tls_server_channel(m, 1);
+            ok = ride(c, m, 0, deadline, reason, len) == 0;
         }
         pthread_mutex_lock(&pair_lock);
         p->dialing = 0;

@@ -665,22 +665,38 @@ static void reap(int all)
     pthread_mutex_unlock(&shoal_tls.serve_lock);
 }
 
-/* A server for fd's stream (or channel ch of m), on its own thread. */
-static shoal_status_t start_server(int fd, const struct sockaddr_in *from, struct shoal_mux *m, int ch)
+/* A stream this PE cannot serve leaves its initiator retrying its
+ * handshake in vain until the deadline, each try a line here: the job ends
+ * at once instead, naming the limit that was reached. A stranger's
+ * connection (at most handshakes_max at once) meets it only where the
+ * job's next stream to this PE would. */
+static __attribute__((noreturn)) void cannot_serve(const char *what, int err, const char *limits)
+{
+    int served = 0;
+    pthread_mutex_lock(&shoal_tls.serve_lock);
+    for (const struct shoal_tls_server *s = shoal_tls.servers; s; s = s->next) served += !s->done;
+    pthread_mutex_unlock(&shoal_tls.serve_lock);
+    char line[400];
+    snprintf(line, sizeof line, "cannot serve another peer's stream beside the %d it serves: %s: %s (%s)", served,
+             what, strerror(err), limits);
+    shoal_tls.setup->fatal(line);
+}
+
+/* A server for fd's stream (or channel ch of m), on its own thread; the
+ * job ends where none can start. */
+static void start_server(int fd, const struct sockaddr_in *from, struct shoal_mux *m, int ch)
 {
     struct shoal_tls_server *s = calloc(1, sizeof *s);
-    if (!s) return SHOAL_ERR_NOMEM;
+    if (!s) cannot_serve("its state", ENOMEM, "the memory of this PE");
     s->fd = fd;
     if (from) s->from = *from;
     s->mux = m;
     s->ch = ch;
     s->accepted = m == NULL;
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s->wake_fd < 0) {
-        shoal_error("tls", "cannot serve a peer's stream: eventfd: %s", strerror(errno));
-        free(s);
-        return SHOAL_ERR_SYS;
-    }
+    if (s->wake_fd < 0)
+        cannot_serve("eventfd", errno, "a served stream holds a socket and an eventfd: raise the limit on open files, "
+                                       "ulimit -n");
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&shoal_tls.serve_lock);
     s->next = shoal_tls.servers;
@@ -692,18 +708,16 @@ static shoal_status_t start_server(int fd, const struct sockaddr_in *from, struc
         if (s->next) s->next->prev = NULL;
     }
     pthread_mutex_unlock(&shoal_tls.serve_lock);
-    if (rc == 0) return SHOAL_OK;
-    shoal_error("tls", "cannot start a thread for a peer's stream: %s", strerror(rc));
+    if (rc == 0) return;
     close(s->wake_fd);
     pthread_mutex_destroy(&s->lock);
     free(s);
-    return SHOAL_ERR_SYS;
+    cannot_serve("its thread", rc,
+                 "a served stream is a thread: raise ulimit -u, kernel.pid_max or kernel.threads-max, and "
+                 "vm.max_map_count past 2 mappings per thread (docs/scaling.md)");
 }
 
-shoal_status_t shoal_tls_server_channel(struct shoal_mux *m, int ch)
-{
-    return start_server(shoal_mux_fd(m), NULL, m, ch);
-}
+void shoal_tls_server_channel(struct shoal_mux *m, int ch) { start_server(shoal_mux_fd(m), NULL, m, ch); }
 
 static void start_stream(int fd, const struct sockaddr_in *from)
 {
@@ -715,10 +729,7 @@ static void start_stream(int fd, const struct sockaddr_in *from)
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (start_server(fd, from, NULL, 0) != SHOAL_OK) {
-        atomic_fetch_sub(&shoal_tls.handshakes, 1);
-        close(fd);
-    }
+    start_server(fd, from, NULL, 0);
 }
 
 static void *accept_loop(void *arg)
