@@ -11,8 +11,8 @@
  *   in order, and one thread applies it). Whoever applies a stream's
  *   requests acknowledges them once it finds the stream idle (an ACK that
  *   counts them), and every answer counts as one too; so quiet only waits
- *   for the ACKs still missing, usually already arrived (a barrier's quiet
- *   finds its last signal acknowledged), at worst one trip back;
+ *   for the ACKs still missing, usually already arrived, at worst one trip
+ *   back (signals, a barrier's or collective's words, are not counted);
  * - atomics are CPU atomics applied by the target on its own memory, so
  *   they stay atomic with the target's and its host peers' load/store
  *   atomics: the runtime need not route on-host atomics through here;
