@@ -60,7 +60,8 @@ int main(int argc, char **argv)
     printf("threads started: %ld (%s)\n", started, rc ? strerror(rc) : "the cap");
     printf("mappings of the process: %d\n", count_lines("/proc/self/maps"));
     char nproc_text[32] = "unlimited";
-    if (nproc.rlim_cur != RLIM_INFINITY) snprintf(nproc_text, sizeof nproc_text, "%llu", (unsigned long long)nproc.rlim_cur);
+    if (nproc.rlim_cur != RLIM_INFINITY)
+        snprintf(nproc_text, sizeof nproc_text, "%llu", (unsigned long long)nproc.rlim_cur);
     printf("kernel.pid_max %ld, kernel.threads-max %ld, vm.max_map_count %ld, ulimit -u %s\n",
            read_number("/proc/sys/kernel/pid_max"), read_number("/proc/sys/kernel/threads-max"),
            read_number("/proc/sys/vm/max_map_count"), nproc_text);

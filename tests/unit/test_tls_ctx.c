@@ -6,11 +6,11 @@
  * empty quiet cost, figures, not checks. One process, no peers. */
 #include "harness.h"
 #include "transport/tls/tls.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static long rss_kib(void)
 {
@@ -23,27 +23,20 @@ static long rss_kib(void)
     return kib;
 }
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
 int main(void)
 {
     enum { PES = 65536, QUIETS = 1000 };
     shoal_tls.n_pes = PES;
     shoal_tls.my_pe = 0;
     const long before = rss_kib();
-    double t = now_us();
+    double t = shoal_now_ns() / 1e3;
     shoal_tctx_t *ctx = NULL;
     CHECK(shoal_tls_ctx_create(&ctx) == SHOAL_OK && ctx != NULL);
     if (!ctx) return test_finish();
-    const double create_us = now_us() - t;
-    t = now_us();
+    const double create_us = shoal_now_ns() / 1e3 - t;
+    t = shoal_now_ns() / 1e3;
     for (int i = 0; i < QUIETS; i++) shoal_tls_quiet(ctx);
-    const double quiet_us = (now_us() - t) / QUIETS;
+    const double quiet_us = (shoal_now_ns() / 1e3 - t) / QUIETS;
     const long grown = rss_kib() - before;
     CHECK_MSG(before > 0 && grown < 2048, "a context of %d PEs and %d quiets grew the resident memory by %ld KiB",
               PES, QUIETS, grown);

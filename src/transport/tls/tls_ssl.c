@@ -226,7 +226,6 @@ void shoal_tls_reason(SSL *ssl, int ret, char *reason, size_t len)
     L.ERR_clear_error();
 }
 
-
 /* The sink below the write buffer: send(2) with MSG_NOSIGNAL on the
  * stream's socket (blocking by then), so a peer that has gone makes a
  * write fail with EPIPE and raises no SIGPIPE. Threads then need not block
