@@ -146,6 +146,13 @@ const char *shoal_tls_refusal_text(uint32_t status)
     }
 }
 
+void shoal_tls_addr_text(const struct sockaddr_in *sin, char out[SHOAL_TLS_ADDR_TEXT])
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
+    snprintf(out, SHOAL_TLS_ADDR_TEXT, "%s:%u", ip, ntohs(sin->sin_port));
+}
+
 static int tls_serves_itself(void) { return 1; }
 
 static int tls_threads_busy(void) { return atomic_load_explicit(&shoal_tls.working, memory_order_relaxed) > 0; }

@@ -80,6 +80,9 @@ enum shoal_tls_rep_kind {
 enum shoal_tls_refusal { SHOAL_TLS_OUT_OF_RANGE = 1, SHOAL_TLS_READ_ONLY = 2, SHOAL_TLS_BAD_REQUEST = 3 };
 /* What a refusal means, for the line that ends the job. */
 const char *shoal_tls_refusal_text(uint32_t status);
+/* A peer's IPv4 address as "ip:port", for the lines that name it. */
+#define SHOAL_TLS_ADDR_TEXT 24
+void shoal_tls_addr_text(const struct sockaddr_in *sin, char out[SHOAL_TLS_ADDR_TEXT]);
 
 /* One stream from this PE to a target, for one context. */
 struct shoal_tls_conn {

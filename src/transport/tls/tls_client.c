@@ -38,11 +38,9 @@
 
 static void failure_line(char *line, size_t len, const char *what, int pe, const char *reason)
 {
-    const struct sockaddr_in *sin = &shoal_tls.peer[pe].sin;
-    char ip[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
-    snprintf(line, len, "%s to PE %d (%s:%u, encrypted transport) failed: %s", what, pe, ip, ntohs(sin->sin_port),
-             reason);
+    char addr[SHOAL_TLS_ADDR_TEXT];
+    shoal_tls_addr_text(&shoal_tls.peer[pe].sin, addr);
+    snprintf(line, len, "%s to PE %d (%s, encrypted transport) failed: %s", what, pe, addr, reason);
 }
 
 /* The peer broke the protocol or refused: this PE's failure to report. */

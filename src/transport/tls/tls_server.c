@@ -106,9 +106,9 @@ static void note_refusal(const struct sockaddr_in *from, const char *reason)
     pthread_mutex_unlock(&refusals_lock);
     refusals_left_out(ended);
     if (!show) return;
-    char ip[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &from->sin_addr, ip, sizeof ip);
-    shoal_warn("tls", "refused a stream from %s:%u: %s", ip, ntohs(from->sin_port), reason);
+    char addr[SHOAL_TLS_ADDR_TEXT];
+    shoal_tls_addr_text(from, addr);
+    shoal_warn("tls", "refused a stream from %s: %s", addr, reason);
 }
 
 /* Whether [offset, offset+len) of seg may be read (write = 0) or written. */
@@ -131,13 +131,13 @@ static __attribute__((noreturn)) void signal_refused(const struct shoal_tls_serv
 {
     struct sockaddr_in from = {0};
     socklen_t size = sizeof from;
-    char ip[INET_ADDRSTRLEN] = "?", line[400];
-    if (getpeername(s->fd, (struct sockaddr *)&from, &size) == 0) inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+    char addr[SHOAL_TLS_ADDR_TEXT] = "?", line[400];
+    if (getpeername(s->fd, (struct sockaddr *)&from, &size) == 0) shoal_tls_addr_text(&from, addr);
     const shoal_segment_t *mine = seg < SHOAL_SEG_COUNT ? shoal_tls.setup->local[seg] : NULL;
     snprintf(line, sizeof line,
-             "refused a barrier's or collective's signal from the PE at %s:%u: %llu bytes at offset %llu of segment "
+             "refused a barrier's or collective's signal from the PE at %s: %llu bytes at offset %llu of segment "
              "%u, %s (its size %zu): the PEs' symmetric layouts differ",
-             ip, ntohs(from.sin_port), (unsigned long long)len, (unsigned long long)offset, seg,
+             addr, (unsigned long long)len, (unsigned long long)offset, seg,
              shoal_tls_refusal_text(no), mine ? mine->size : 0);
     shoal_tls.setup->fatal(line);
 }
