@@ -98,6 +98,14 @@ static void decode_all(const uint8_t *data, size_t size)
         CHECK(memcmp(again, data, 4) == 0);
     }
 
+    uint32_t result_len = 0;
+    if (shoal_wire_decode_shared(data, size, &result_len) == SHOAL_OK) {
+        unsigned char again[SHOAL_WIRE_SHARED_SIZE];
+        CHECK(size == sizeof again && result_len <= SHOAL_WIRE_MAX_PAYLOAD);
+        shoal_wire_encode_shared(again, result_len);
+        CHECK(memcmp(again, data, sizeof again) == 0);
+    }
+
     /* Abort, into a buffer of exactly reasonlen bytes (first byte picks it). */
     size_t reasonlen = size ? (size_t)data[0] + 1 : 1;
     char *reason = malloc(reasonlen);

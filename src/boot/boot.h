@@ -62,5 +62,8 @@ shoal_status_t shoal_boot_open(shoal_boot_t **out);
 /* Internal constructors, used by shoal_boot_open and by unit tests. */
 shoal_status_t shoal_boot_open_launcher(int fd, int rank, int size, shoal_boot_t **out);
 shoal_status_t shoal_boot_open_single(shoal_boot_t **out);
+/* Blob allgathers this PE read from oshrun's shared memory file instead of
+ * its socket (boot_launcher.c); tests check that large ones do. */
+extern unsigned long shoal_boot_shared_results;
 
 #endif

@@ -53,7 +53,11 @@ static int fds_did_not_fit(int incoming)
     return 1;
 }
 
-/* Sends one ALLGATHER and waits for its result; out holds the reply. */
+unsigned long shoal_boot_shared_results;
+
+/* Sends one ALLGATHER and waits for its result; out holds the reply: the
+ * blobs, or for a blob gather (len > 0) the memory file holding them
+ * (ALLGATHER_SHARED, read by shared_result). */
 static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *blob, size_t len, const int *fds,
                                int nfds, struct shoal_wire_msg *out)
 {
@@ -70,8 +74,10 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     st = shoal_wire_send(l->sock, SHOAL_WIRE_ALLGATHER, iov, len ? 2 : 1, fds, nfds);
     if (st != SHOAL_OK) return report(st, "sending allgather to oshrun");
     st = shoal_wire_recv(l->sock, out);
-    if (st == SHOAL_ERR_PROTO && nfds && fds_did_not_fit(nfds * l->local_size)) return st;
+    /* A shared result brings one descriptor: it may find no room either. */
+    if (st == SHOAL_ERR_PROTO && fds_did_not_fit(nfds ? nfds * l->local_size : 1)) return st;
     if (st != SHOAL_OK) return report(st, "waiting for oshrun's allgather result");
+    if (out->type == SHOAL_WIRE_ALLGATHER_SHARED && len && !nfds) return SHOAL_OK;
     if (out->type != SHOAL_WIRE_ALLGATHER_RESULT || out->len != len * (size_t)boot->size ||
         out->nfds != nfds * l->local_size) {
         shoal_error("boot", "unexpected reply from oshrun: %s with %zu bytes and %d fds "
@@ -84,6 +90,30 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     return SHOAL_OK;
 }
 
+/* Reads an ALLGATHER_SHARED result of total bytes from its memory file,
+ * which the launcher wrote once for every PE of this host. */
+static shoal_status_t shared_result(const struct shoal_wire_msg *msg, void *recv, size_t total)
+{
+    uint32_t said;
+    if (shoal_wire_decode_shared(msg->payload, msg->len, &said) != SHOAL_OK || said != total) {
+        shoal_error("boot", "unexpected reply from oshrun: a shared allgather result of %s bytes (expected %zu)",
+                    msg->len == SHOAL_WIRE_SHARED_SIZE ? "a different number of" : "an unreadable number of", total);
+        return SHOAL_ERR_PROTO;
+    }
+    for (size_t got = 0; got < total;) {
+        ssize_t n = pread(msg->fds[0], (char *)recv + got, total - got, (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n < 0) return report(SHOAL_ERR_SYS, "reading oshrun's shared allgather result");
+            shoal_error("boot", "oshrun's shared allgather result ends at %zu of its %zu bytes", got, total);
+            return SHOAL_ERR_PROTO;
+        }
+        got += (size_t)n;
+    }
+    shoal_boot_shared_results++;
+    return SHOAL_OK;
+}
+
 static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, size_t len, void *recv)
 {
     struct shoal_wire_msg msg;
@@ -92,9 +122,12 @@ static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, s
     if (len > SHOAL_WIRE_MAX_PAYLOAD / (size_t)boot->size) return report(SHOAL_ERR_RANGE, "allgather too large");
     st = exchange(boot, len ? SHOAL_WIRE_GATHER_BLOB : SHOAL_WIRE_GATHER_BARRIER, send, len, NULL, 0, &msg);
     if (st != SHOAL_OK) return st;
-    if (msg.len) memcpy(recv, msg.payload, msg.len);
-    shoal_wire_msg_release(&msg);
-    return SHOAL_OK;
+    if (msg.type == SHOAL_WIRE_ALLGATHER_SHARED)
+        st = shared_result(&msg, recv, len * (size_t)boot->size);
+    else if (msg.len)
+        memcpy(recv, msg.payload, msg.len);
+    shoal_wire_msg_release(&msg); /* closes the memory file */
+    return st;
 }
 
 static shoal_status_t launcher_allgather_fds(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds)

@@ -47,6 +47,7 @@ const char *shoal_wire_type_name(unsigned type)
     case SHOAL_WIRE_FINALIZE_ACK: return "FINALIZE_ACK";
     case SHOAL_WIRE_ABORT: return "ABORT";
     case SHOAL_WIRE_FDS: return "FDS";
+    case SHOAL_WIRE_ALLGATHER_SHARED: return "ALLGATHER_SHARED";
     }
     return "unknown";
 }
@@ -100,6 +101,9 @@ shoal_status_t shoal_wire_decode_header(const void *buf, size_t len, struct shoa
     case SHOAL_WIRE_FDS:
         if (h.len || h.nfds < 1 || h.nfds > SHOAL_WIRE_FDS_PER_MSG) return SHOAL_ERR_PROTO;
         break;
+    case SHOAL_WIRE_ALLGATHER_SHARED:
+        if (h.len != SHOAL_WIRE_SHARED_SIZE || h.nfds != 1) return SHOAL_ERR_PROTO;
+        break;
     default: return SHOAL_ERR_PROTO;
     }
     *out = h;
@@ -137,6 +141,19 @@ shoal_status_t shoal_wire_decode_gather(const void *buf, size_t len, uint32_t *k
     *kind = k;
     *blob = p + 4;
     *bloblen = len - 4;
+    return SHOAL_OK;
+}
+
+void shoal_wire_encode_shared(unsigned char out[SHOAL_WIRE_SHARED_SIZE], uint32_t result_len)
+{
+    put_u32(out, result_len);
+}
+
+shoal_status_t shoal_wire_decode_shared(const void *buf, size_t len, uint32_t *result_len)
+{
+    if (!buf || len != SHOAL_WIRE_SHARED_SIZE) return SHOAL_ERR_PROTO;
+    *result_len = get_u32(buf);
+    if (*result_len > SHOAL_WIRE_MAX_PAYLOAD) return SHOAL_ERR_PROTO;
     return SHOAL_OK;
 }
 

@@ -18,6 +18,10 @@
  *   HELLO            u32 rank, u32 size, u32 pid            (PE -> launcher)
  *   ALLGATHER        u32 kind (enum shoal_wire_gather), blob; nfds fds
  *   ALLGATHER_RESULT blobs of all PEs in rank order; their fds in rank order
+ *   ALLGATHER_SHARED u32 result length; 1 fd: a sealed memory file holding
+ *                    the blobs of all PEs in rank order (a large blob
+ *                    result: the launcher writes it once for its host's
+ *                    PEs instead of sending each a copy)
  *   FINALIZE         empty                                  (PE -> launcher)
  *   FINALIZE_ACK     empty                                  (launcher -> PE)
  *   ABORT            i32 status, reason (no NUL, one line)  (PE -> launcher)
@@ -35,7 +39,9 @@
 #include "util/status.h"
 
 #define SHOAL_WIRE_MAGIC 0x4C4F4853u
-#define SHOAL_WIRE_VERSION 1u
+/* 2: ALLGATHER_SHARED. A library and a launcher of different versions
+ * fail at the PE's HELLO, not at the first large allgather. */
+#define SHOAL_WIRE_VERSION 2u
 #define SHOAL_WIRE_HEADER_SIZE 16u
 #define SHOAL_WIRE_MAX_PAYLOAD (64u << 20)
 #define SHOAL_WIRE_MAX_FDS 16384u
@@ -50,8 +56,10 @@ enum shoal_wire_type {
     SHOAL_WIRE_FINALIZE = 4,
     SHOAL_WIRE_FINALIZE_ACK = 5,
     SHOAL_WIRE_ABORT = 6,
-    SHOAL_WIRE_FDS = 7 /* follow-up batch of descriptors */
+    SHOAL_WIRE_FDS = 7, /* follow-up batch of descriptors */
+    SHOAL_WIRE_ALLGATHER_SHARED = 8
 };
+#define SHOAL_WIRE_SHARED_SIZE 4u
 
 /* What an ALLGATHER is for, so the launcher can name a mismatch. */
 enum shoal_wire_gather {
@@ -98,6 +106,9 @@ void shoal_wire_encode_gather_kind(unsigned char out[4], uint32_t kind);
 /* *blob points into buf. */
 shoal_status_t shoal_wire_decode_gather(const void *buf, size_t len, uint32_t *kind, const unsigned char **blob,
                                         size_t *bloblen);
+
+void shoal_wire_encode_shared(unsigned char out[SHOAL_WIRE_SHARED_SIZE], uint32_t result_len);
+shoal_status_t shoal_wire_decode_shared(const void *buf, size_t len, uint32_t *result_len);
 
 /* Writes status and the first line of reason (truncated to
  * SHOAL_WIRE_MAX_REASON) into out, which holds 4 + SHOAL_WIRE_MAX_REASON

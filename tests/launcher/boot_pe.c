@@ -96,7 +96,13 @@ static int gather(int rounds, int nfds)
         free(recv);
         must(boot->ops->barrier(boot), "barrier");
     }
-    /* Larger than a socket buffer: partial reads and writes on both sides. */
+    /* oshrun sends small results through the socket, large ones (64 KiB or
+     * more) as one memory file for its host's PEs (tools/oshrun/serve.c). */
+    const int by_launcher = strcmp(boot->ops->name, "launcher") == 0;
+    CHECK_MSG(shoal_boot_shared_results == 0, "%lu small allgather results came as a shared file",
+              shoal_boot_shared_results);
+    /* Larger than a socket buffer: partial reads and writes on both sides,
+     * or read from the shared file. */
     size_t big = 300000;
     unsigned char *send = malloc(big), *recv = malloc(big * (size_t)size);
     for (size_t i = 0; i < big; i++) send[i] = test_pattern(me, i, 99);
@@ -106,6 +112,8 @@ static int gather(int rounds, int nfds)
         for (size_t i = 0; i < big; i++) bad += recv[(size_t)p * big + i] != test_pattern(p, i, 99);
         CHECK_MSG(bad == 0, "large allgather: %zu wrong bytes from PE %d", bad, p);
     }
+    CHECK_MSG(!by_launcher || shoal_boot_shared_results == 1, "the large allgather result came %s",
+              shoal_boot_shared_results ? "as more than one shared file" : "through the socket, not as a shared file");
     free(send);
     free(recv);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -56,8 +57,11 @@ static void test_header(void)
     bad[0] ^= 1;
     CHECK(shoal_wire_decode_header(bad, sizeof bad, &d) == SHOAL_ERR_PROTO); /* magic */
     memcpy(bad, h, sizeof h);
-    bad[4] = 2;
+    bad[4] = (unsigned char)(SHOAL_WIRE_VERSION + 1);
     CHECK(shoal_wire_decode_header(bad, sizeof bad, &d) == SHOAL_ERR_PROTO); /* version */
+    memcpy(bad, h, sizeof h);
+    bad[4] = (unsigned char)(SHOAL_WIRE_VERSION - 1);
+    CHECK(shoal_wire_decode_header(bad, sizeof bad, &d) == SHOAL_ERR_PROTO); /* a launcher before the shared result */
 
     /* Per-type rules and limits. */
     struct {
@@ -86,6 +90,10 @@ static void test_header(void)
         {SHOAL_WIRE_FDS, 0, SHOAL_WIRE_FDS_PER_MSG, SHOAL_OK},
         {SHOAL_WIRE_FDS, 0, SHOAL_WIRE_FDS_PER_MSG + 1, SHOAL_ERR_PROTO},
         {SHOAL_WIRE_FDS, 1, 1, SHOAL_ERR_PROTO},
+        {SHOAL_WIRE_ALLGATHER_SHARED, SHOAL_WIRE_SHARED_SIZE, 1, SHOAL_OK},
+        {SHOAL_WIRE_ALLGATHER_SHARED, SHOAL_WIRE_SHARED_SIZE, 0, SHOAL_ERR_PROTO},
+        {SHOAL_WIRE_ALLGATHER_SHARED, SHOAL_WIRE_SHARED_SIZE, 2, SHOAL_ERR_PROTO},
+        {SHOAL_WIRE_ALLGATHER_SHARED, SHOAL_WIRE_SHARED_SIZE + 1, 1, SHOAL_ERR_PROTO},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shoal_wire_encode_header(h, cases[i].type, cases[i].len, cases[i].nfds);
@@ -121,6 +129,15 @@ static void test_payloads(void)
     CHECK(shoal_wire_decode_gather(gb, 3, &kind, &blob, &len) == SHOAL_ERR_PROTO);
     shoal_wire_encode_gather_kind(gb, 77);
     CHECK(shoal_wire_decode_gather(gb, sizeof gb, &kind, &blob, &len) == SHOAL_ERR_PROTO);
+
+    unsigned char sb[SHOAL_WIRE_SHARED_SIZE + 1] = {0};
+    uint32_t result_len = 0;
+    shoal_wire_encode_shared(sb, SHOAL_WIRE_MAX_PAYLOAD);
+    CHECK(shoal_wire_decode_shared(sb, SHOAL_WIRE_SHARED_SIZE, &result_len) == SHOAL_OK);
+    CHECK(result_len == SHOAL_WIRE_MAX_PAYLOAD);
+    CHECK(shoal_wire_decode_shared(sb, sizeof sb, &result_len) == SHOAL_ERR_PROTO);
+    shoal_wire_encode_shared(sb, SHOAL_WIRE_MAX_PAYLOAD + 1);
+    CHECK(shoal_wire_decode_shared(sb, SHOAL_WIRE_SHARED_SIZE, &result_len) == SHOAL_ERR_PROTO);
 
     unsigned char ab[4 + SHOAL_WIRE_MAX_REASON];
     char reason[SHOAL_WIRE_MAX_REASON + 1];
@@ -331,6 +348,43 @@ static void test_boot_launcher(void)
     CHECK(boot->ops->allgather(boot, mine, sizeof mine, got) == SHOAL_ERR_PROTO);
     CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK);
     shoal_wire_msg_release(&msg);
+
+    /* A large result comes as one memory file: read whole, then closed. */
+    const int open_before = count_open_fds();
+    int mem = memfd_create("test_wire", MFD_CLOEXEC);
+    CHECK(mem >= 0 && write(mem, all, sizeof all) == (ssize_t)sizeof all);
+    unsigned char said[SHOAL_WIRE_SHARED_SIZE];
+    shoal_wire_encode_shared(said, sizeof all);
+    struct iovec said_iov = {said, sizeof said};
+    const unsigned long shared_before = shoal_boot_shared_results;
+    memset(got, 0, sizeof got);
+    CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &mem, 1) == SHOAL_OK);
+    CHECK(boot->ops->allgather(boot, mine, sizeof mine, got) == SHOAL_OK);
+    CHECK(memcmp(got, all, sizeof all) == 0 && shoal_boot_shared_results == shared_before + 1);
+    CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK && msg.type == SHOAL_WIRE_ALLGATHER);
+    shoal_wire_msg_release(&msg);
+    /* ... of another length than 2 x 3 bytes, or a file shorter than it
+     * says: protocol errors. */
+    shoal_wire_encode_shared(said, sizeof all - 1);
+    CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &mem, 1) == SHOAL_OK);
+    CHECK(boot->ops->allgather(boot, mine, sizeof mine, got) == SHOAL_ERR_PROTO);
+    CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK);
+    shoal_wire_msg_release(&msg);
+    CHECK(ftruncate(mem, 4) == 0);
+    shoal_wire_encode_shared(said, sizeof all);
+    CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &mem, 1) == SHOAL_OK);
+    CHECK(boot->ops->allgather(boot, mine, sizeof mine, got) == SHOAL_ERR_PROTO);
+    CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK);
+    shoal_wire_msg_release(&msg);
+    /* ... and never the answer to a barrier. */
+    CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &mem, 1) == SHOAL_OK);
+    CHECK(boot->ops->barrier(boot) == SHOAL_ERR_PROTO);
+    CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK);
+    shoal_wire_msg_release(&msg);
+    close(mem);
+    CHECK_MSG(count_open_fds() == open_before, "%d descriptors open after shared results, %d before",
+              count_open_fds(), open_before);
+    CHECK(shoal_boot_shared_results == shared_before + 1);
 
     /* allgather_fds: the caller receives working descriptors. */
     int p[2];

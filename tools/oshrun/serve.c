@@ -5,9 +5,18 @@
 #include "oshrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+/* Blob results this large reach this host's PEs through one sealed memory
+ * file, written once, instead of a copy through each PE's socket: at 64 PEs
+ * a host that moved 64 copies of every result (0.7 GB per start-up at
+ * 65,536 PEs, docs/scaling.md) writes one. Smaller ones take the socket,
+ * which costs fewer system calls. */
+#define SHARED_RESULT_MIN ((size_t)64 * 1024)
 
 void oshrun_gather_release(struct oshrun_job *job)
 {
@@ -25,19 +34,60 @@ static void protocol_error(struct oshrun_job *job, struct oshrun_pe *pe, const c
     oshrun_fail(job, 1, -1, "%s broke the bootstrap protocol: %s", who, what);
 }
 
-void oshrun_answer(struct oshrun_job *job, const unsigned char *blobs, size_t total)
+/* The memory file of a blob result, sealed so that no PE can change what
+ * the others read, or -1: too small, or no file could be made (the
+ * sockets carry it then). */
+static int shared_result(const struct oshrun_job *job, const unsigned char *blobs, size_t total)
 {
+    if (job->gather_kind != SHOAL_WIRE_GATHER_BLOB || total < SHARED_RESULT_MIN) return -1;
+    int fd = memfd_create("shoal-allgather", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    for (size_t put = 0; put < total;) {
+        ssize_t n = write(fd, blobs + put, total - put);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        put += (size_t)n;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends every PE of this host the result: the blobs (or the memory file
+ * holding them, shared_fd >= 0) and the descriptors. */
+static void answer_all(struct oshrun_job *job, const unsigned char *blobs, size_t total, const int *fds, size_t nfds,
+                       int shared_fd)
+{
+    unsigned char said[SHOAL_WIRE_SHARED_SIZE];
     struct iovec iov = {.iov_base = (void *)blobs, .iov_len = total};
-    job->net_pending = 0;
+    if (shared_fd >= 0) {
+        shoal_wire_encode_shared(said, (uint32_t)total);
+        iov = (struct iovec){.iov_base = said, .iov_len = sizeof said};
+    }
     for (int r = 0; r < job->npes; r++) {
         struct oshrun_pe *pe = &job->pes[r];
         if (pe->sock < 0) continue;
-        shoal_status_t st = shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, NULL, 0);
+        shoal_status_t st =
+            shared_fd >= 0
+                ? shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_SHARED, &iov, 1, &shared_fd, 1)
+                : shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, fds, (int)nfds);
         /* A PE that went away is reported when it is reaped. */
         if (st != SHOAL_OK && st != SHOAL_ERR_CLOSED)
             oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", pe->rank, shoal_wire_gather_name(job->gather_kind),
                         st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
     }
+    if (shared_fd >= 0) close(shared_fd);
+}
+
+void oshrun_answer(struct oshrun_job *job, const unsigned char *blobs, size_t total)
+{
+    job->net_pending = 0;
+    answer_all(job, blobs, total, NULL, 0, shared_result(job, blobs, total));
 }
 
 /* Every PE of this host contributed: send each the blobs and descriptors in
@@ -80,16 +130,7 @@ static void deliver(struct oshrun_job *job)
         oshrun_gather_release(job);
         return;
     }
-    struct iovec iov = {.iov_base = blobs, .iov_len = total};
-    for (int r = 0; r < job->npes; r++) {
-        struct oshrun_pe *pe = &job->pes[r];
-        if (pe->sock < 0) continue;
-        shoal_status_t st = shoal_wire_send(pe->sock, SHOAL_WIRE_ALLGATHER_RESULT, &iov, total ? 1 : 0, fds, (int)nfds);
-        /* A PE that went away is reported when it is reaped. */
-        if (st != SHOAL_OK && st != SHOAL_ERR_CLOSED)
-            oshrun_fail(job, 1, -1, "cannot answer PE %d's %s: %s", pe->rank, shoal_wire_gather_name(job->gather_kind),
-                        st == SHOAL_ERR_SYS ? strerror(errno) : shoal_status_str(st));
-    }
+    answer_all(job, blobs, total, fds, nfds, nfds ? -1 : shared_result(job, blobs, total));
     free(blobs);
     free(fds);
     oshrun_gather_release(job); /* closes the launcher's copies */
