@@ -287,6 +287,28 @@ static int test_stranger_openings(void)
     return idle;
 }
 
+/* Every PE holds the same job key, and not the zeros the PEs other than 0
+ * contribute; PE 0 prints it, so that two jobs can be compared (a key
+ * fixed or guessable across jobs would grant any job's streams). */
+static void check_job_key(void)
+{
+    static const unsigned char zeros[SHOAL_TLS_KEY_LEN];
+    unsigned char *all = malloc((size_t)npes * SHOAL_TLS_KEY_LEN);
+    CHECK(all);
+    must(boot->ops->allgather(boot, shoal_tls.key, SHOAL_TLS_KEY_LEN, all), "allgather of the keys");
+    CHECK_MSG(memcmp(shoal_tls.key, zeros, SHOAL_TLS_KEY_LEN) != 0, "PE %d's job key is all zeros", me);
+    for (int pe = 1; pe < npes; pe++)
+        CHECK_MSG(memcmp(all, all + (size_t)pe * SHOAL_TLS_KEY_LEN, SHOAL_TLS_KEY_LEN) == 0,
+                  "PE %d's job key differs from PE 0's", pe);
+    if (me == 0) {
+        printf("job key ");
+        for (int i = 0; i < SHOAL_TLS_KEY_LEN; i++) printf("%02x", shoal_tls.key[i]);
+        printf("\n");
+        fflush(stdout);
+    }
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     const char *refused_kind = argc > 1 ? argv[1] : NULL;
@@ -306,6 +328,13 @@ int main(int argc, char **argv)
                                           .fatal = test_fatal, .tls_pair = me != 1};
     must(T->init(&setup), "tls init");
     CHECK_MSG(strncmp(setup.listen, "tls 127.0.0.1:", 14) == 0, "listens on '%s', not loopback", setup.listen);
+    check_job_key();
+    if (refused_kind && !strcmp(refused_kind, "key")) {
+        barrier();
+        T->fini(&setup);
+        must(boot->ops->finalize(boot), "finalize");
+        return test_finish();
+    }
     if (refused_kind && npes == 2) {
         expect_signal_ends_job(refused_kind);
         return test_finish();

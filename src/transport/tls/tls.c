@@ -73,26 +73,35 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
         st = shoal_bind_address_explain(setup->n_nodes, peer_host, ip, sizeof ip, ifname, sizeof ifname, rule,
                                         sizeof rule, err, sizeof err);
     if (st == SHOAL_OK) st = open_listener(ip, ifname, &mine.sin, err, sizeof err);
-    if (st == SHOAL_OK && getrandom(mine.key, sizeof mine.key, 0) != (ssize_t)sizeof mine.key) {
+    /* The job key is PE 0's draw (the bootstrap has no broadcast: it rides
+     * in PE 0's record of the exchange). */
+    if (st == SHOAL_OK && setup->my_pe == 0 && getrandom(mine.key, sizeof mine.key, 0) != (ssize_t)sizeof mine.key) {
         snprintf(err, sizeof err, "getrandom: %s", strerror(errno));
         st = SHOAL_ERR_SYS;
     }
+    struct shoal_tls_addr *all = calloc((size_t)setup->n_pes, sizeof *all);
     shoal_tls.peer = calloc((size_t)setup->n_pes, sizeof *shoal_tls.peer);
-    if (!shoal_tls.peer) return fail("out of memory", SHOAL_ERR_NOMEM);
+    if (!all || !shoal_tls.peer) {
+        free(all);
+        return fail("out of memory", SHOAL_ERR_NOMEM);
+    }
     /* A PE that failed contributes a zero port; everyone then gives up. */
-    shoal_status_t gst = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, shoal_tls.peer);
+    shoal_status_t gst = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
     explicit_bzero(mine.key, sizeof mine.key);
+    int failed_pe = -1;
+    for (int pe = 0; pe < setup->n_pes; pe++) {
+        shoal_tls.peer[pe].sin = all[pe].sin;
+        if (failed_pe < 0 && all[pe].sin.sin_port == 0) failed_pe = pe;
+    }
+    if (st == SHOAL_OK && gst == SHOAL_OK && failed_pe < 0) st = shoal_tls_contexts(all[0].key, err, sizeof err);
+    explicit_bzero(all, (size_t)setup->n_pes * sizeof *all);
+    free(all);
     if (st != SHOAL_OK) return fail(err, st);
     if (gst != SHOAL_OK) return fail("the address exchange failed", gst);
-    for (int pe = 0; pe < setup->n_pes; pe++)
-        if (shoal_tls.peer[pe].sin.sin_port == 0) {
-            snprintf(err, sizeof err, "PE %d could not start its side", pe);
-            return fail(err, SHOAL_ERR_SYS);
-        }
-    /* Everyone uses PE 0's key; the others' draws are wiped. */
-    st = shoal_tls_contexts(shoal_tls.peer[0].key, err, sizeof err);
-    for (int pe = 0; pe < setup->n_pes; pe++) explicit_bzero(shoal_tls.peer[pe].key, SHOAL_TLS_KEY_LEN);
-    if (st != SHOAL_OK) return fail(err, st);
+    if (failed_pe >= 0) {
+        snprintf(err, sizeof err, "PE %d could not start its side", failed_pe);
+        return fail(err, SHOAL_ERR_SYS);
+    }
     st = shoal_tls_pair_init();
     if (st == SHOAL_OK) st = shoal_tls_ctx_open_default();
     if (st == SHOAL_OK) st = shoal_tls_server_start(err, sizeof err);

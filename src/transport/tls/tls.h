@@ -121,13 +121,19 @@ struct shoal_tctx {
 /* Where a PE listens, as exchanged through the bootstrap. */
 struct shoal_tls_addr {
     struct sockaddr_in sin;
-    unsigned char key[SHOAL_TLS_KEY_LEN]; /* only PE 0's is used */
+    unsigned char key[SHOAL_TLS_KEY_LEN]; /* the job key: PE 0's; the others send zeros */
+};
+
+/* What a PE keeps of each peer's: its address only (the key is kept once,
+ * in struct shoal_tls: 32 bytes a peer less at every PE). */
+struct shoal_tls_peer {
+    struct sockaddr_in sin;
 };
 
 struct shoal_tls {
     struct shoal_transport_setup *setup;
     int my_pe, n_pes;
-    struct shoal_tls_addr *peer; /* n_pes entries */
+    struct shoal_tls_peer *peer; /* n_pes entries */
     unsigned char key[SHOAL_TLS_KEY_LEN];
     SSL_CTX *client_ctx, *server_ctx;
     int ktls_checked;     /* the first stream said who encrypts (debug line) */
