@@ -46,8 +46,22 @@ for c in d["configuration"]:
     assert c["source"] == "default" and c["value"] is not None and c["help"], c
 assert rows["SHMEM_SYMMETRIC_SIZE"]["value"] > 0
 for key in ("cores", "memory", "shared_memory", "memfd", "huge_pages", "locked_memory_limit",
-            "ptrace_scope", "libfabric", "openssl", "pmix", "launcher"):
+            "threads", "ptrace_scope", "libfabric", "openssl", "pmix", "launcher"):
     assert key in d["host"], key
+# The thread limits, as the kernel says them, and their least.
+t = d["host"]["threads"]
+def proc_sys(path):
+    with open(path) as f:
+        return int(f.read().split()[0])
+assert t["pid_max"] == proc_sys("/proc/sys/kernel/pid_max"), t
+assert t["threads_max"] == proc_sys("/proc/sys/kernel/threads-max"), t
+assert t["max_map_count"] == proc_sys("/proc/sys/vm/max_map_count"), t
+import resource
+soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+assert t["processes_limit_soft"] == ("unlimited" if soft == resource.RLIM_INFINITY else soft), t
+least = min([t["pid_max"], t["threads_max"], t["max_map_count"] // 2] +
+            ([] if soft == resource.RLIM_INFINITY else [soft]))
+assert t["threads_per_process_at_most"] == least, t
 assert d["host"]["cores"]["online"] >= 1
 assert d["host"]["memory"]["total_bytes"] > 0
 assert d["host"]["memfd"]["status"] == "ok", d["host"]["memfd"]

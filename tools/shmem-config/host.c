@@ -221,6 +221,48 @@ static void report_memlock(struct sc_json *j)
     sc_json_close(j, '{');
 }
 
+/* A kernel setting from /proc/sys, or -1. */
+static long long proc_sys(const char *path)
+{
+    char line[32];
+    return read_line(path, line, sizeof line) ? atoll(line) : -1;
+}
+
+/* The encrypted transport serves each peer's stream with a thread, so the
+ * kernel's thread limits bound how many peers one PE can talk to
+ * (docs/scaling.md, 'Where the first wall is'). */
+static void report_threads(struct sc_json *j)
+{
+    const long long pid_max = proc_sys("/proc/sys/kernel/pid_max");
+    const long long threads_max = proc_sys("/proc/sys/kernel/threads-max");
+    const long long map_count = proc_sys("/proc/sys/vm/max_map_count");
+    struct rlimit nproc;
+    const int have_nproc = getrlimit(RLIMIT_NPROC, &nproc) == 0;
+    sc_json_open(j, "threads", '{');
+    sc_json_int(j, "pid_max", pid_max);
+    sc_json_int(j, "threads_max", threads_max);
+    sc_json_int(j, "max_map_count", map_count);
+    if (have_nproc)
+        json_limit(j, "processes_limit_soft", nproc.rlim_cur);
+    else
+        sc_json_null(j, "processes_limit_soft");
+    /* Each thread maps its stack and a guard page: 2 mappings. pid_max and
+     * threads-max count the host's threads, the user limit its user's. */
+    long long per_process = map_count >= 0 ? map_count / 2 : -1;
+    const long long host_wide[] = {pid_max, threads_max,
+                                   have_nproc && nproc.rlim_cur != RLIM_INFINITY ? (long long)nproc.rlim_cur : -1};
+    for (size_t i = 0; i < sizeof host_wide / sizeof host_wide[0]; i++)
+        if (host_wide[i] >= 0 && (per_process < 0 || host_wide[i] < per_process)) per_process = host_wide[i];
+    if (per_process >= 0)
+        sc_json_int(j, "threads_per_process_at_most", per_process);
+    else
+        sc_json_null(j, "threads_per_process_at_most");
+    sc_json_str(j, "note", "the encrypted transport (tls) serves each peer's stream with a thread: a PE talks to "
+                           "fewer peers than this, and a host's PEs together to fewer than pid_max and threads_max "
+                           "(docs/scaling.md)");
+    sc_json_close(j, '{');
+}
+
 static void report_ptrace(struct sc_json *j)
 {
     char line[32];
@@ -297,6 +339,7 @@ void sc_host_report(struct sc_json *j, struct sc_problems *p, size_t heap_bytes,
     report_memfd(j, p, heap_bytes, heap_text);
     report_huge_pages(j);
     report_memlock(j);
+    report_threads(j);
     report_ptrace(j);
     sc_fabric_report(j, p);
     sc_encryption_report(j, p);
