@@ -228,6 +228,15 @@ static long long proc_sys(const char *path)
     return read_line(path, line, sizeof line) ? atoll(line) : -1;
 }
 
+/* value, or null where it is unknown (-1). */
+static void json_known(struct sc_json *j, const char *key, long long value)
+{
+    if (value >= 0)
+        sc_json_int(j, key, value);
+    else
+        sc_json_null(j, key);
+}
+
 /* The encrypted transport serves each peer's stream with a thread, so the
  * kernel's thread limits bound how many peers one PE can talk to
  * (docs/scaling.md, 'Where the first wall is'). */
@@ -239,9 +248,9 @@ static void report_threads(struct sc_json *j)
     struct rlimit nproc;
     const int have_nproc = getrlimit(RLIMIT_NPROC, &nproc) == 0;
     sc_json_open(j, "threads", '{');
-    sc_json_int(j, "pid_max", pid_max);
-    sc_json_int(j, "threads_max", threads_max);
-    sc_json_int(j, "max_map_count", map_count);
+    json_known(j, "pid_max", pid_max);
+    json_known(j, "threads_max", threads_max);
+    json_known(j, "max_map_count", map_count);
     if (have_nproc)
         json_limit(j, "processes_limit_soft", nproc.rlim_cur);
     else
@@ -253,10 +262,7 @@ static void report_threads(struct sc_json *j)
                                    have_nproc && nproc.rlim_cur != RLIM_INFINITY ? (long long)nproc.rlim_cur : -1};
     for (size_t i = 0; i < sizeof host_wide / sizeof host_wide[0]; i++)
         if (host_wide[i] >= 0 && (per_process < 0 || host_wide[i] < per_process)) per_process = host_wide[i];
-    if (per_process >= 0)
-        sc_json_int(j, "threads_per_process_at_most", per_process);
-    else
-        sc_json_null(j, "threads_per_process_at_most");
+    json_known(j, "threads_per_process_at_most", per_process);
     sc_json_str(j, "note", "the encrypted transport (tls) serves each peer's stream with a thread: a PE talks to "
                            "fewer peers than this, and a host's PEs together to fewer than pid_max and threads_max "
                            "(docs/scaling.md)");
