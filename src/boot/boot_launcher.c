@@ -77,7 +77,7 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     /* A shared result brings one descriptor: it may find no room either. */
     if (st == SHOAL_ERR_PROTO && fds_did_not_fit(nfds ? nfds * l->local_size : 1)) return st;
     if (st != SHOAL_OK) return report(st, "waiting for oshrun's allgather result");
-    if (out->type == SHOAL_WIRE_ALLGATHER_SHARED && len && !nfds) return SHOAL_OK;
+    if (out->type == SHOAL_WIRE_ALLGATHER_SHARED && kind == SHOAL_WIRE_GATHER_BLOB) return SHOAL_OK;
     if (out->type != SHOAL_WIRE_ALLGATHER_RESULT || out->len != len * (size_t)boot->size ||
         out->nfds != nfds * l->local_size) {
         shoal_error("boot", "unexpected reply from oshrun: %s with %zu bytes and %d fds "

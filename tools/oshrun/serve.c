@@ -35,11 +35,11 @@ static void protocol_error(struct oshrun_job *job, struct oshrun_pe *pe, const c
 }
 
 /* The memory file of a blob result, sealed so that no PE can change what
- * the others read, or -1: too small, or no file could be made (the
- * sockets carry it then). */
+ * the others read, or -1: not a blob result of that size without
+ * descriptors, or no file could be made (the sockets carry it then). */
 static int shared_result(const struct oshrun_job *job, const unsigned char *blobs, size_t total)
 {
-    if (job->gather_kind != SHOAL_WIRE_GATHER_BLOB || total < SHARED_RESULT_MIN) return -1;
+    if (job->gather_kind != SHOAL_WIRE_GATHER_BLOB || job->gather_nfds || total < SHARED_RESULT_MIN) return -1;
     int fd = memfd_create("shoal-allgather", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
     for (size_t put = 0; put < total;) {
@@ -130,7 +130,7 @@ static void deliver(struct oshrun_job *job)
         oshrun_gather_release(job);
         return;
     }
-    answer_all(job, blobs, total, fds, nfds, nfds ? -1 : shared_result(job, blobs, total));
+    answer_all(job, blobs, total, fds, nfds, shared_result(job, blobs, total));
     free(blobs);
     free(fds);
     oshrun_gather_release(job); /* closes the launcher's copies */
