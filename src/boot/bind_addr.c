@@ -256,11 +256,11 @@ shoal_status_t shoal_bind_peer_host(shoal_boot_t *boot, char *host, size_t hostl
 {
     if (!host || hostlen == 0) return SHOAL_ERR_INVAL;
     host[0] = 0;
-    char *all = malloc((size_t)boot->size * SHOAL_NODE_KEY_MAX);
-    if (!all) return SHOAL_ERR_NOMEM;
     char mine[SHOAL_NODE_KEY_MAX] = {0};
     memcpy(mine, boot->node_key, SHOAL_NODE_KEY_MAX - 1);
-    shoal_status_t st = boot->ops->allgather(boot, mine, sizeof mine, all);
+    struct shoal_boot_view view;
+    shoal_status_t st = shoal_boot_allgather_view(boot, mine, sizeof mine, &view);
+    const char *all = view.data;
     for (int pe = 0; st == SHOAL_OK && pe < boot->size; pe++) {
         const char *key = all + (size_t)pe * SHOAL_NODE_KEY_MAX;
         if (!memcmp(key, mine, SHOAL_NODE_KEY_MAX)) continue;
@@ -273,6 +273,6 @@ shoal_status_t shoal_bind_peer_host(shoal_boot_t *boot, char *host, size_t hostl
         host[n] = 0;
         break;
     }
-    free(all);
+    shoal_boot_view_release(&view);
     return st;
 }

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct launcher {
@@ -53,7 +55,7 @@ static int fds_did_not_fit(int incoming)
     return 1;
 }
 
-unsigned long shoal_boot_shared_results;
+unsigned long shoal_boot_shared_results, shoal_boot_mapped_results;
 
 /* Sends one ALLGATHER and waits for its result; out holds the reply: the
  * blobs, or for a blob gather (len > 0) the memory file holding them
@@ -90,15 +92,41 @@ static shoal_status_t exchange(shoal_boot_t *boot, uint32_t kind, const void *bl
     return SHOAL_OK;
 }
 
+/* Whether a memory file can be read in place: sealed against shrinking
+ * and writing, so nobody cuts it under the mapping (a read past its end
+ * is SIGBUS) or changes it while the host's PEs read, and long enough. */
+static int mappable(int fd, size_t total)
+{
+    const int want = F_SEAL_SHRINK | F_SEAL_WRITE, seals = fcntl(fd, F_GET_SEALS);
+    struct stat st;
+    return seals >= 0 && (seals & want) == want && fstat(fd, &st) == 0 && (size_t)st.st_size >= total;
+}
+
 /* Reads an ALLGATHER_SHARED result of total bytes from its memory file,
- * which the launcher wrote once for every PE of this host. */
-static shoal_status_t shared_result(const struct shoal_wire_msg *msg, void *recv, size_t total)
+ * which the launcher wrote once for every PE of this host: into recv, or
+ * for a view mapped where it lies (copied when it cannot be). */
+static shoal_status_t shared_result(const struct shoal_wire_msg *msg, void *recv, size_t total,
+                                    struct shoal_boot_view *view)
 {
     uint32_t said;
     if (shoal_wire_decode_shared(msg->payload, msg->len, &said) != SHOAL_OK || said != total) {
         shoal_error("boot", "unexpected reply from oshrun: a shared allgather result of %s bytes (expected %zu)",
                     msg->len == SHOAL_WIRE_SHARED_SIZE ? "a different number of" : "an unreadable number of", total);
         return SHOAL_ERR_PROTO;
+    }
+    if (view && mappable(msg->fds[0], total)) {
+        void *map = mmap(NULL, total, PROT_READ, MAP_SHARED, msg->fds[0], 0);
+        if (map != MAP_FAILED) {
+            view->data = view->map = map;
+            view->map_len = total;
+            shoal_boot_shared_results++;
+            shoal_boot_mapped_results++;
+            return SHOAL_OK;
+        }
+    }
+    if (view) {
+        if (!(recv = view->heap = malloc(total))) return SHOAL_ERR_NOMEM;
+        view->data = recv;
     }
     for (size_t got = 0; got < total;) {
         ssize_t n = pread(msg->fds[0], (char *)recv + got, total - got, (off_t)got);
@@ -114,20 +142,38 @@ static shoal_status_t shared_result(const struct shoal_wire_msg *msg, void *recv
     return SHOAL_OK;
 }
 
-static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, size_t len, void *recv)
+/* An allgather whose result lands in recv, or (view set, recv NULL) stays
+ * where it arrived: the socket's message itself or the memory file. */
+static shoal_status_t gather(shoal_boot_t *boot, const void *send, size_t len, void *recv,
+                             struct shoal_boot_view *view)
 {
     struct shoal_wire_msg msg;
     shoal_status_t st;
-    if (len && (!send || !recv)) return SHOAL_ERR_INVAL;
+    if (len && (!send || (!recv && !view))) return SHOAL_ERR_INVAL;
     if (len > SHOAL_WIRE_MAX_PAYLOAD / (size_t)boot->size) return report(SHOAL_ERR_RANGE, "allgather too large");
     st = exchange(boot, len ? SHOAL_WIRE_GATHER_BLOB : SHOAL_WIRE_GATHER_BARRIER, send, len, NULL, 0, &msg);
     if (st != SHOAL_OK) return st;
-    if (msg.type == SHOAL_WIRE_ALLGATHER_SHARED)
-        st = shared_result(&msg, recv, len * (size_t)boot->size);
-    else if (msg.len)
+    if (msg.type == SHOAL_WIRE_ALLGATHER_SHARED) {
+        st = shared_result(&msg, recv, len * (size_t)boot->size, view);
+    } else if (view) {
+        view->data = view->heap = msg.payload; /* taken over, not copied */
+        msg.payload = NULL;
+    } else if (msg.len) {
         memcpy(recv, msg.payload, msg.len);
+    }
     shoal_wire_msg_release(&msg); /* closes the memory file */
     return st;
+}
+
+static shoal_status_t launcher_allgather(shoal_boot_t *boot, const void *send, size_t len, void *recv)
+{
+    return gather(boot, send, len, recv, NULL);
+}
+
+static shoal_status_t launcher_allgather_view(shoal_boot_t *boot, const void *send, size_t len,
+                                              struct shoal_boot_view *view)
+{
+    return gather(boot, send, len, NULL, view);
 }
 
 static shoal_status_t launcher_allgather_fds(shoal_boot_t *boot, const int *fds, int nfds, int *recv_fds)
@@ -199,6 +245,7 @@ static void launcher_close(shoal_boot_t *boot)
 static const struct shoal_boot_ops launcher_ops = {
     .name = "launcher",
     .allgather = launcher_allgather,
+    .allgather_view = launcher_allgather_view,
     .allgather_fds = launcher_allgather_fds,
     .barrier = launcher_barrier,
     .finalize = launcher_finalize,

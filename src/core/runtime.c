@@ -37,15 +37,15 @@ static shoal_status_t fail(shoal_status_t st, char *err, size_t errlen, const ch
 static shoal_status_t find_hosts(struct shoal_runtime *rt)
 {
     const int n = rt->n_pes;
-    char *all = malloc((size_t)n * HOST_RECORD);
-    if (!all) return SHOAL_ERR_NOMEM;
     char mine[HOST_RECORD] = {0};
     memcpy(mine, rt->boot->node_key, SHOAL_NODE_KEY_MAX - 1);
     shoal_boot_machine_id(mine + MACHINE_ID_AT);
     uint64_t board_name = 0;
     if (getrandom(&board_name, sizeof board_name, 0) != (ssize_t)sizeof board_name) board_name = 0;
     memcpy(mine + BOARD_NAME_AT, &board_name, sizeof board_name);
-    shoal_status_t st = rt->boot->ops->allgather(rt->boot, mine, sizeof mine, all);
+    struct shoal_boot_view view;
+    shoal_status_t st = shoal_boot_allgather_view(rt->boot, mine, sizeof mine, &view);
+    const char *all = view.data;
     if (st == SHOAL_OK) {
         rt->n_nodes = 0;
         for (int pe = 0; pe < n; pe++) {
@@ -69,7 +69,7 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
             rt->machine_pes++;
         }
     }
-    free(all);
+    shoal_boot_view_release(&view);
     return st;
 }
 
@@ -118,12 +118,12 @@ static shoal_status_t choose_fabric(struct shoal_runtime *rt, const char *mode, 
 #ifdef SHOAL_HAVE_OFI
     hardware = shoal_ofi_probe_hardware(prov, sizeof prov) == 1;
 #endif
-    char *all = malloc((size_t)rt->n_pes);
-    if (!all) return SHOAL_ERR_NOMEM;
-    shoal_status_t st = rt->boot->ops->allgather(rt->boot, &hardware, 1, all);
+    struct shoal_boot_view view;
+    shoal_status_t st = shoal_boot_allgather_view(rt->boot, &hardware, 1, &view);
+    const char *all = view.data;
     int everywhere = st == SHOAL_OK;
     for (int pe = 0; everywhere && pe < rt->n_pes; pe++) everywhere = all[pe];
-    free(all);
+    shoal_boot_view_release(&view);
     if (st != SHOAL_OK) return st;
     *out = everywhere ? "ofi" : "tls";
     if (everywhere && rt->my_pe == 0)
@@ -219,12 +219,13 @@ static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine,
     const int n = rt->n_pes;
     /* Each PE's record is a tag and its problem bits: a record without the
      * tag is a broken exchange, never taken for problems. */
-    uint64_t record = START_TAG | mine, *records = malloc((size_t)n * sizeof *records);
+    uint64_t record = START_TAG | mine;
     unsigned char *all = malloc((size_t)n);
+    struct shoal_boot_view view = {0};
     /* A broken exchange is said in the one start-up line (why). */
     shoal_log_capture(why, whylen);
-    shoal_status_t st = records && all ? rt->boot->ops->allgather(rt->boot, &record, sizeof record, records)
-                                       : SHOAL_ERR_NOMEM;
+    shoal_status_t st = all ? shoal_boot_allgather_view(rt->boot, &record, sizeof record, &view) : SHOAL_ERR_NOMEM;
+    const uint64_t *records = view.data;
     for (int pe = 0; st == SHOAL_OK && pe < n; pe++) {
         if ((records[pe] & ~(uint64_t)0xff) != START_TAG) {
             shoal_error("boot", "PE %d's start-up record is %#llx, not a record of Shoal %s", pe,
@@ -233,7 +234,7 @@ static shoal_status_t report_start(struct shoal_runtime *rt, unsigned char mine,
         }
         all[pe] = (unsigned char)records[pe];
     }
-    free(records);
+    shoal_boot_view_release(&view);
     shoal_log_capture(NULL, 0);
     if (st != SHOAL_OK) {
         free(all);

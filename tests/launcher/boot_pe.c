@@ -114,6 +114,20 @@ static int gather(int rounds, int nfds)
     }
     CHECK_MSG(!by_launcher || shoal_boot_shared_results == 1, "the large allgather result came %s",
               shoal_boot_shared_results ? "as more than one shared file" : "through the socket, not as a shared file");
+    /* Read in place (shoal_boot_allgather_view): the host's PEs map the
+     * one file, none copies it. */
+    for (size_t i = 0; i < big; i++) send[i] = test_pattern(me, i, 98);
+    struct shoal_boot_view view;
+    must(shoal_boot_allgather_view(boot, send, big, &view), "allgather (large, viewed)");
+    const unsigned char *seen = view.data;
+    for (int p = 0; p < size; p++) {
+        size_t bad = 0;
+        for (size_t i = 0; i < big; i++) bad += seen[(size_t)p * big + i] != test_pattern(p, i, 98);
+        CHECK_MSG(bad == 0, "large viewed allgather: %zu wrong bytes from PE %d", bad, p);
+    }
+    CHECK_MSG(!by_launcher || (shoal_boot_mapped_results == 1 && view.map == view.data),
+              "the large viewed allgather result was %s", view.map ? "mapped twice" : "copied, not mapped");
+    shoal_boot_view_release(&view);
     free(send);
     free(recv);
 

@@ -15,6 +15,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Mappings of memory files whose names start with prefix. */
+static int count_maps(const char *prefix)
+{
+    char line[512], want[64];
+    int n = 0;
+    snprintf(want, sizeof want, "/memfd:%s", prefix);
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) n += strstr(line, want) != NULL;
+    fclose(f);
+    return n;
+}
+
 static int count_open_fds(void)
 {
     int n = 0;
@@ -385,6 +398,53 @@ static void test_boot_launcher(void)
     CHECK_MSG(count_open_fds() == open_before, "%d descriptors open after shared results, %d before",
               count_open_fds(), open_before);
     CHECK(shoal_boot_shared_results == shared_before + 1);
+
+    /* A view (shoal_boot_allgather_view): the socket's message taken over;
+     * a shared file mapped in place only when sealed against shrinking and
+     * writing, copied otherwise; one shorter than it says is an error, not
+     * a read past its end. Nothing stays open or mapped after release. */
+    struct shoal_boot_view view;
+    const unsigned long mapped_before = shoal_boot_mapped_results;
+    iov.iov_len = sizeof all;
+    CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_RESULT, &iov, 1, NULL, 0) == SHOAL_OK);
+    CHECK(shoal_boot_allgather_view(boot, mine, sizeof mine, &view) == SHOAL_OK);
+    CHECK(view.data && memcmp(view.data, all, sizeof all) == 0 && view.data == view.heap && !view.map);
+    shoal_boot_view_release(&view);
+    CHECK(!view.data && !view.heap);
+    CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK && msg.type == SHOAL_WIRE_ALLGATHER);
+    shoal_wire_msg_release(&msg);
+    for (int sealed = 0; sealed < 2; sealed++) {
+        int file = memfd_create("test_wire_view", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        CHECK(file >= 0 && write(file, all, sizeof all) == (ssize_t)sizeof all);
+        if (sealed) CHECK(fcntl(file, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0);
+        shoal_wire_encode_shared(said, sizeof all);
+        CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &file, 1) == SHOAL_OK);
+        CHECK(shoal_boot_allgather_view(boot, mine, sizeof mine, &view) == SHOAL_OK);
+        CHECK(view.data && memcmp(view.data, all, sizeof all) == 0);
+        CHECK_MSG(sealed ? view.data == view.map && !view.heap : view.data == view.heap && !view.map,
+                  "a %s shared result was %s", sealed ? "sealed" : "writable", view.map ? "mapped" : "copied");
+        CHECK(shoal_boot_mapped_results == mapped_before + (unsigned long)sealed);
+        CHECK(count_maps("test_wire_view") == sealed);
+        shoal_boot_view_release(&view);
+        CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK && msg.type == SHOAL_WIRE_ALLGATHER);
+        shoal_wire_msg_release(&msg);
+        /* Sealed at 4 bytes, said to hold 6. */
+        int small = memfd_create("test_wire_short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        CHECK(small >= 0 && write(small, all, 4) == 4);
+        if (sealed) CHECK(fcntl(small, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) == 0);
+        CHECK(shoal_wire_send(sv[0], SHOAL_WIRE_ALLGATHER_SHARED, &said_iov, 1, &small, 1) == SHOAL_OK);
+        CHECK(shoal_boot_allgather_view(boot, mine, sizeof mine, &view) == SHOAL_ERR_PROTO);
+        shoal_boot_view_release(&view);
+        CHECK(shoal_wire_recv(sv[0], &msg) == SHOAL_OK);
+        shoal_wire_msg_release(&msg);
+        close(small);
+        close(file);
+    }
+    CHECK(shoal_boot_mapped_results == mapped_before + 1 && shoal_boot_shared_results == shared_before + 3);
+    CHECK_MSG(count_open_fds() == open_before, "%d descriptors open after viewed results, %d before",
+              count_open_fds(), open_before);
+    CHECK_MSG(count_maps("test_wire") == 0, "%d mappings of a shared result left after release",
+              count_maps("test_wire"));
 
     /* allgather_fds: the caller receives working descriptors. */
     int p[2];

@@ -31,18 +31,20 @@ static shoal_status_t shm_init(struct shoal_transport_setup *setup)
     const int n = setup->n_pes;
     int local = 0;
     for (int pe = 0; pe < n; pe++) local += setup->peers[pe].node == setup->my_node;
-    struct shm_segment_info mine, *all = calloc((size_t)n, sizeof *all);
+    struct shm_segment_info mine;
+    struct shoal_boot_view view = {0};
     int *fds = calloc((size_t)local * SHOAL_SEG_COUNT, sizeof *fds);
     int my_fds[SHOAL_SEG_COUNT], nfds = 0;
     shoal_status_t st = SHOAL_ERR_NOMEM;
     shm_setup = setup;
-    if (!all || !fds) goto out;
+    if (!fds) goto out;
     for (int s = 0; s < SHOAL_SEG_COUNT; s++) {
         mine.size[s] = setup->local[s]->size;
         my_fds[s] = setup->local[s]->fd;
     }
-    st = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
+    st = shoal_boot_allgather_view(setup->boot, &mine, sizeof mine, &view);
     if (st != SHOAL_OK) goto out;
+    const struct shm_segment_info *all = view.data;
     for (int pe = 0; pe < n; pe++)
         for (int s = 0; s < SHOAL_SEG_COUNT; s++)
             if (all[pe].size[s] != mine.size[s]) {
@@ -85,7 +87,7 @@ out:
         for (int i = 0; i < local * nfds; i++)
             if (fds[i] > 2) close(fds[i]);
     free(fds);
-    free(all);
+    shoal_boot_view_release(&view);
     return st;
 }
 

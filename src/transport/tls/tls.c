@@ -85,7 +85,9 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
         free(all);
         return fail("out of memory", SHOAL_ERR_NOMEM);
     }
-    /* A PE that failed contributes a zero port; everyone then gives up. */
+    /* A PE that failed contributes a zero port; everyone then gives up.
+     * Copied, not viewed (boot.h): the records hold the job key, which is
+     * wiped below, and a host's shared mapping could not be. */
     shoal_status_t gst = setup->boot->ops->allgather(setup->boot, &mine, sizeof mine, all);
     explicit_bzero(mine.key, sizeof mine.key);
     int failed_pe = -1;
