@@ -252,27 +252,14 @@ shoal_status_t shoal_bind_address(int n_nodes, const char *peer_host, char *ip, 
     return shoal_bind_address_explain(n_nodes, peer_host, ip, iplen, ifname, ifnamelen, NULL, 0, err, errlen);
 }
 
-shoal_status_t shoal_bind_peer_host(shoal_boot_t *boot, char *host, size_t hostlen)
+void shoal_bind_host_of_key(const char *key, char *host, size_t hostlen)
 {
-    if (!host || hostlen == 0) return SHOAL_ERR_INVAL;
-    host[0] = 0;
-    char mine[SHOAL_NODE_KEY_MAX] = {0};
-    memcpy(mine, boot->node_key, SHOAL_NODE_KEY_MAX - 1);
-    struct shoal_boot_view view;
-    shoal_status_t st = shoal_boot_allgather_view(boot, mine, sizeof mine, &view);
-    const char *all = view.data;
-    for (int pe = 0; st == SHOAL_OK && pe < boot->size; pe++) {
-        const char *key = all + (size_t)pe * SHOAL_NODE_KEY_MAX;
-        if (!memcmp(key, mine, SHOAL_NODE_KEY_MAX)) continue;
-        /* A node key is "hostname/hash[/nRANK]" (boot.c). */
-        size_t n = strnlen(key, SHOAL_NODE_KEY_MAX - 1);
-        const char *slash = memchr(key, '/', n);
-        if (slash) n = (size_t)(slash - key);
-        if (n >= hostlen) n = hostlen - 1;
-        memcpy(host, key, n);
-        host[n] = 0;
-        break;
-    }
-    shoal_boot_view_release(&view);
-    return st;
+    if (!host || hostlen == 0) return;
+    /* A node key is "hostname/hash[/nRANK]" (boot.c). */
+    size_t n = strnlen(key, SHOAL_NODE_KEY_MAX - 1);
+    const char *slash = memchr(key, '/', n);
+    if (slash) n = (size_t)(slash - key);
+    if (n >= hostlen) n = hostlen - 1;
+    memcpy(host, key, n);
+    host[n] = 0;
 }

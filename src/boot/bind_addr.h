@@ -19,7 +19,7 @@
  *      one that resolves only to loopback falls back to the default route's
  *      interface with a warning line; a loopback dotted quad stays loopback;
  *  (d) otherwise (PMI/PMIx launchers) -> the source address of the route to
- *      peer_host, a host name of another node (see shoal_bind_peer_host);
+ *      peer_host, a host name of another node (shoal_bind_host_of_key);
  *      if there is none or it does not resolve, the default route's
  *      interface, and one warning line says so;
  *  no default route either -> error: set SHMEM_NETWORK_IFACE.
@@ -51,9 +51,9 @@ shoal_status_t shoal_bind_address(int n_nodes, const char *peer_host, char *ip, 
 shoal_status_t shoal_bind_address_explain(int n_nodes, const char *peer_host, char *ip, size_t iplen, char *ifname,
                                           size_t ifnamelen, char *rule, size_t rulelen, char *err, size_t errlen);
 
-/* Collective over boot (every PE calls it): gathers the node keys and
- * writes to host the host name of the lowest-ranked PE on another host
- * ("" when every PE shares this host). For rule (d). */
-shoal_status_t shoal_bind_peer_host(shoal_boot_t *boot, char *host, size_t hostlen);
+/* The host name in a node key (boot.h), into host: for rule (d), the
+ * runtime's peer_host, the host of the lowest-ranked PE on another host,
+ * which it learns from the start-up exchange of node keys. */
+void shoal_bind_host_of_key(const char *key, char *host, size_t hostlen);
 
 #endif

@@ -1,7 +1,7 @@
-/* boot_view.c: an allgather's result read where it arrived
- * (boot.h), through any bootstrap: in place where the bootstrap can leave
- * it there (oshrun's shared memory file, its socket's message), else in a
- * buffer filled by the plain allgather. */
+/* boot_view.c: an allgather's result read where it arrived (boot.h), for
+ * any bootstrap: in place where the bootstrap can leave it there (oshrun's
+ * shared memory file, its socket's message), else in a buffer that the
+ * plain allgather fills. */
 #include "boot/boot.h"
 
 #include <stdlib.h>

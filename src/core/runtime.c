@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot/bind_addr.h"
 #include "core/internal.h"
 #include "core/machine.h"
 #include "core/team.h"
@@ -58,6 +59,12 @@ static shoal_status_t find_hosts(struct shoal_runtime *rt)
             rt->peers[pe].node = same < 0 ? rt->n_nodes++ : rt->peers[same].node;
         }
         rt->my_node = rt->peers[rt->my_pe].node;
+        rt->peer_host[0] = 0;
+        for (int pe = 0; pe < n; pe++)
+            if (rt->peers[pe].node != rt->my_node) {
+                shoal_bind_host_of_key(all + (size_t)pe * HOST_RECORD, rt->peer_host, sizeof rt->peer_host);
+                break;
+            }
         rt->node_pes = rt->machine_pes = 0;
         rt->machine_board = 0;
         for (int pe = 0; pe < n; pe++) {
@@ -146,6 +153,7 @@ static shoal_status_t start_transports(struct shoal_runtime *rt, const char *mod
     }
     rt->transport_setup = (struct shoal_transport_setup){
         .boot = rt->boot, .my_pe = rt->my_pe, .n_pes = rt->n_pes, .my_node = rt->my_node, .n_nodes = rt->n_nodes,
+        .peer_host = rt->peer_host,
         .machine_pes = rt->machine_pes, .fabric_all = force_fabric, .peers = rt->peers, .fatal = transport_fatal,
         .tls_pair = !strcmp(rt->config.tls_pair, "on") ? 1 : !strcmp(rt->config.tls_pair, "off") ? 0 : -1,
         .peer_lost = transport_peer_lost,

@@ -40,6 +40,9 @@ struct shoal_runtime {
     size_t seg_size[SHOAL_SEG_COUNT];
     struct shoal_peer *peers;               /* n_pes entries */
     int my_node, n_nodes;                   /* hosts, numbered by their lowest PE */
+    /* The host name of the lowest PE on another host ("" on one host):
+     * where data endpoints bind by the route to it (boot/bind_addr.h). */
+    char peer_host[SHOAL_NODE_KEY_MAX];
     int node_pes;                           /* PEs on this host */
     /* PEs sharing this machine's cores: hosts made of namespaces on one
      * machine count together, so waits know when to stop spinning. */

@@ -36,6 +36,7 @@ struct shoal_transport_setup {
     int n_pes;
     int my_node;  /* this PE's host index (peers[pe].node of every PE is filled before init) */
     int n_nodes;
+    const char *peer_host; /* a host name of another host, "" on one host (bind_addr.h, rule (d)) */
     int machine_pes; /* PEs sharing this machine's cores (every namespace "host" included) */
     /* The fabric transport must reach every PE, this host's and itself
      * included (SHMEM_TRANSPORT=ofi: every test runs over the fabric). */

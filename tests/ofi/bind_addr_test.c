@@ -3,7 +3,8 @@
  * wins, a one-host job gets loopback, a multi-host job under oshrun follows
  * the route to the rendezvous, a name that maps only to loopback falls back
  * to the default route's interface (or fails when there is none), and
- * errors are one line naming the setting and the value. */
+ * errors are one line naming the setting and the value; the host name
+ * rule (d) takes from another node's key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,17 @@ int main(void)
     st = bind_with(2, "localhost");
     CHECK_MSG(st == SHOAL_OK ? strncmp(ip, "127.", 4) != 0 : strstr(err, "SHMEM_NETWORK_IFACE") != NULL,
               "peer localhost: %s %s (%s) err '%s'", shoal_status_str(st), ip, rule, err);
+    /* Rule (d)'s name: the host part of another node's key (boot.c:
+     * "hostname/hash[/nRANK]"), cut to the buffer. */
+    char host[SHOAL_NODE_KEY_MAX] = "unchanged", small[5];
+    shoal_bind_host_of_key("node7.example/5f3a09c2", host, sizeof host);
+    CHECK_MSG(!strcmp(host, "node7.example"), "host of a key: '%s'", host);
+    shoal_bind_host_of_key("node7/5f3a09c2/n3", host, sizeof host);
+    CHECK_MSG(!strcmp(host, "node7"), "host of an oshrun node's key: '%s'", host);
+    shoal_bind_host_of_key("plainhost", host, sizeof host);
+    CHECK_MSG(!strcmp(host, "plainhost"), "host of a key without a hash: '%s'", host);
+    shoal_bind_host_of_key("node7.example/5f3a09c2", small, sizeof small);
+    CHECK_MSG(!strcmp(small, "node"), "host cut to 5 bytes: '%s'", small);
     /* Buffers too small are refused, not overrun. */
     char tiny[4];
     CHECK(shoal_bind_address(1, NULL, tiny, sizeof tiny, ifname, sizeof ifname, err, sizeof err) == SHOAL_ERR_INVAL);

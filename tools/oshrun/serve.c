@@ -13,7 +13,7 @@
 
 /* Blob results this large reach this host's PEs through one sealed memory
  * file, written once, instead of a copy through each PE's socket: at 64 PEs
- * a host that moved 64 copies of every result (0.7 GB per start-up at
+ * a host that moved 64 copies of every result (0.8 GB per start-up at
  * 65,536 PEs, docs/scaling.md) writes one. Smaller ones take the socket,
  * which costs fewer system calls. */
 #define SHARED_RESULT_MIN ((size_t)64 * 1024)

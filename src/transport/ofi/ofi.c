@@ -262,20 +262,15 @@ static shoal_status_t check_provider(struct shoal_transport_setup *setup)
 }
 
 /* Where this PE's endpoints listen (bind_addr.h), decided before any
- * endpoint opens. Collective when the job spans hosts (rule (d) needs a
- * host name of another node). */
+ * endpoint opens (rule (d) takes another host's name from the runtime). */
 struct bind_choice {
     char ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX], rule[160];
 };
 
 static shoal_status_t choose_bind(const struct shoal_transport_setup *setup, struct bind_choice *b)
 {
-    char peer_host[SHOAL_NODE_KEY_MAX] = "", err[320];
-    if (setup->n_nodes > 1) {
-        shoal_status_t st = shoal_bind_peer_host(setup->boot, peer_host, sizeof peer_host);
-        if (st != SHOAL_OK) return st;
-    }
-    shoal_status_t st = shoal_bind_address_explain(setup->n_nodes, peer_host, b->ip, sizeof b->ip, b->ifname,
+    char err[320];
+    shoal_status_t st = shoal_bind_address_explain(setup->n_nodes, setup->peer_host, b->ip, sizeof b->ip, b->ifname,
                                                    sizeof b->ifname, b->rule, sizeof b->rule, err, sizeof err);
     if (st != SHOAL_OK) {
         shoal_error("ofi", "%s", err);

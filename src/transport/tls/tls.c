@@ -47,7 +47,7 @@ static shoal_status_t open_listener(const char *ip, const char *ifname, struct s
 
 static shoal_status_t tls_init(struct shoal_transport_setup *setup)
 {
-    char err[300], rule[100], peer_host[256], ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX];
+    char err[300], rule[100], ip[SHOAL_BIND_IP_MAX], ifname[SHOAL_BIND_IFNAME_MAX];
     shoal_status_t st;
     shoal_tls.setup = setup;
     setup->atomics_by_cpu = 1; /* the target's CPU applies them (tls_server.c) */
@@ -64,13 +64,11 @@ static shoal_status_t tls_init(struct shoal_transport_setup *setup)
 
     /* Collective steps come first and always, so a PE that fails locally
      * still takes part in them and nobody waits for it in vain. */
-    st = shoal_bind_peer_host(setup->boot, peer_host, sizeof peer_host);
-    if (st != SHOAL_OK) return fail("cannot learn the other hosts' names", st);
     struct shoal_tls_addr mine;
     memset(&mine, 0, sizeof mine);
     st = shoal_tls_load(err, sizeof err);
     if (st == SHOAL_OK)
-        st = shoal_bind_address_explain(setup->n_nodes, peer_host, ip, sizeof ip, ifname, sizeof ifname, rule,
+        st = shoal_bind_address_explain(setup->n_nodes, setup->peer_host, ip, sizeof ip, ifname, sizeof ifname, rule,
                                         sizeof rule, err, sizeof err);
     if (st == SHOAL_OK) st = open_listener(ip, ifname, &mine.sin, err, sizeof err);
     /* The job key is PE 0's draw (the bootstrap has no broadcast: it rides
