@@ -158,7 +158,7 @@ static shoal_status_t gather(shoal_boot_t *boot, const void *send, size_t len, v
     } else if (view) {
         view->data = view->heap = msg.payload; /* taken over, not copied */
         msg.payload = NULL;
-    } else if (msg.len) {
+    } else if (recv && msg.len) { /* recv is set when len is; -O3 cannot see it */
         memcpy(recv, msg.payload, msg.len);
     }
     shoal_wire_msg_release(&msg); /* closes the memory file */
