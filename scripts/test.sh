@@ -96,6 +96,11 @@ run_suite() { # build-dir, extra cmake args...: every test but the stress ones
 total_start=$(date +%s)
 stage "release build: all tests"
 run_suite build-test
+# The benchmark scripts build at -O3 (Release), where gcc's inlining sees
+# warnings -O2 does not: the library and its tools must build there too.
+check "configure build-o3" quiet cmake -S . -B build-o3 -DCMAKE_BUILD_TYPE=Release -DSHOAL_CUDA=OFF \
+    -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_EXAMPLES=OFF
+check "build build-o3 (library and tools at -O3)" cmake --build build-o3 -j"$jobs" --target shoal shoal_static oshrun shmem-config
 # Issue 18: the CUDA part compiles (Debian's nvcc 11.8, sm_90) so it cannot
 # rot; its GPU tests run where a GPU is present and are counted as skipped
 # elsewhere. Debian's nvcc is preferred over others on PATH, and its ptxas
