@@ -88,7 +88,7 @@ static shoal_status_t route_to(const char *what, const char *host, struct bind_r
     struct in_addr literal;
     int gai = getaddrinfo(host, "9", &hints, &res);
     if (gai != 0 || !res) {
-        snprintf(err, errlen, "bind address: cannot resolve %s '%s' to an IPv4 address: %s", what, host,
+        snprintf(err, errlen, "cannot resolve %s '%s' to an IPv4 address: %s", what, host,
                  gai_strerror(gai));
         return SHOAL_ERR_INVAL;
     }
@@ -97,7 +97,7 @@ static shoal_status_t route_to(const char *what, const char *host, struct bind_r
         for (pick = res; pick && is_loopback(pick->ai_addr); pick = pick->ai_next) continue;
         if (!pick) {
             freeaddrinfo(res);
-            snprintf(err, errlen, "bind address: %s '%s' resolves only to loopback addresses here", what, host);
+            snprintf(err, errlen, "%s '%s' resolves only to loopback addresses here", what, host);
             return SHOAL_ERR_INVAL;
         }
     }
@@ -112,16 +112,19 @@ static shoal_status_t route_to(const char *what, const char *host, struct bind_r
     freeaddrinfo(res);
     if (fd >= 0) close(fd);
     if (!ok) {
-        snprintf(err, errlen, "bind address: no route to %s %s (%s): %s", what, host, dst, strerror(e));
+        snprintf(err, errlen, "no route to %s %s (%s): %s", what, host, dst, strerror(e));
         return SHOAL_ERR_SYS;
     }
     inet_ntop(AF_INET, &src.sin_addr, r->ip, sizeof r->ip);
     if (iface_of(r->ip, r->ifname, sizeof r->ifname) != 0) {
-        snprintf(err, errlen, "bind address: the route to %s %s leaves from %s, which no interface holds", what,
+        snprintf(err, errlen, "the route to %s %s leaves from %s, which no interface holds", what,
                  host, r->ip);
         return SHOAL_ERR_SYS;
     }
-    snprintf(r->rule, sizeof r->rule, "route to the %s %s", what, dst);
+    if (strcmp(host, dst) == 0)
+        snprintf(r->rule, sizeof r->rule, "route to the %s %s", what, dst);
+    else
+        snprintf(r->rule, sizeof r->rule, "route to the %s %s (%s)", what, host, dst);
     return SHOAL_OK;
 }
 
@@ -147,8 +150,8 @@ static shoal_status_t default_route(struct bind_result *r, char *err, size_t err
     }
     fclose(f);
     if (!best[0]) {
-        snprintf(err, errlen, "bind address: no route to another node of this job and no default route on this "
-                              "host: set SHMEM_NETWORK_IFACE to the interface the job uses");
+        snprintf(err, errlen, "no default route on this host either: set SHMEM_NETWORK_IFACE to the interface "
+                              "the job uses");
         return SHOAL_ERR_INVAL;
     }
     shoal_status_t st = iface_addr("the default route's interface", best, r, err, errlen);
@@ -160,10 +163,16 @@ static shoal_status_t default_route(struct bind_result *r, char *err, size_t err
  * (why), with one warning line saying so. */
 static shoal_status_t default_route_because(struct bind_result *r, const char *why, char *err, size_t errlen)
 {
-    shoal_status_t st = default_route(r, err, errlen);
+    char fallback[256];
+    shoal_status_t st = default_route(r, fallback, sizeof fallback);
     if (st == SHOAL_OK)
         shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
                    "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
+    else { /* both reasons: what the rule wanted, and why the fallback failed too */
+        const char *prefix = "bind address: ", *tail = fallback;
+        if (!strncmp(tail, prefix, strlen(prefix))) tail += strlen(prefix);
+        snprintf(err, errlen, "%s%s; %s", prefix, why, tail);
+    }
     return st;
 }
 
