@@ -13,12 +13,18 @@
  *                        a sum reduction: the job must end, naming it
  *   exit_prog fail3      the last PE returns 3 (the others wait in a
  *                        barrier): the status stands, the job ends with it
+ *   exit_prog put_exit   the last PE returns 3 while the others stream
+ *                        small puts to it, ignoring SIGTERM (so they live
+ *                        on until oshrun's SIGKILL): a PE that dies of a
+ *                        fault meanwhile prints FAIL (over ofi, libfabric's
+ *                        rxm once crashed on the broken connection)
  *   exit_prog thread_first  a thread runs before shmem_init (as when MPI
  *                        starts first), so static data stays private: one
  *                        warning for the job; heap data still flows
  *
  * Data checks print "FAIL" lines, which the script looks for. */
 #include <pthread.h>
+#include <signal.h>
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,15 @@ static void *idle(void *arg)
     (void)arg;
     sleep(30);
     return NULL;
+}
+
+/* put_exit: a fault in any thread is the failure looked for. */
+static void on_fault(int sig)
+{
+    static const char line[] = "FAIL: a PE died of a fault while its peer exited\n";
+    ssize_t n = write(STDOUT_FILENO, line, sizeof line - 1);
+    (void)n;
+    _exit(128 + sig);
 }
 
 /* A ring of puts through the heap: what still works without symmetric
@@ -106,6 +121,18 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
+    if (!strcmp(mode, "put_exit")) {
+        if (me == n - 1) {
+            shmem_barrier_all();
+            usleep(20000); /* the others' puts are in flight, some queued */
+            return 3;
+        }
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGSEGV, on_fault);
+        signal(SIGBUS, on_fault);
+        shmem_barrier_all();
+        for (long i = 0;; i++) shmem_long_p(value, i, n - 1);
+    }
     if (!strcmp(mode, "fail3")) {
         if (me == n - 1) return 3;
         shmem_barrier_all();
@@ -113,7 +140,7 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: exit_prog all|late|mixed|exit_mid|coll_mid|fail3|thread_first\n");
+    fprintf(stderr, "usage: exit_prog all|late|mixed|exit_mid|coll_mid|fail3|put_exit|thread_first\n");
     shmem_finalize();
     return 2;
 }

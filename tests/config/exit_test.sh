@@ -56,7 +56,7 @@ exit_mid | coll_mid)
         [ "$(grep -c . "$err")" = 1 ] || fail "stderr holds more than the one line"
         [ "$took" -le 20 ] || fail "the job took $took s to end"
     fi ;;
-fail3)
+fail3 | put_exit)
     # A failure status is kept, not finalized away: the launcher names it.
     [ $rc = 3 ] || fail "exit status $rc, expected 3"
     once "^oshrun: PE $last \(pid [0-9]+\) exited with status 3"

@@ -186,6 +186,32 @@ int shoal_ofi_probe_hardware(char *name, size_t len)
     return hardware;
 }
 
+/* ofi_rxm over a connected provider (tcp;ofi_rxm, verbs;ofi_rxm). */
+static int under_rxm(const char *prov)
+{
+    static const char rxm[] = ";ofi_rxm";
+    const size_t len = strlen(prov);
+    return len > sizeof rxm - 1 && !strcmp(prov + len - (sizeof rxm - 1), rxm);
+}
+
+/* ofi_rxm (libfabric 1.17) sends a small write posted without a completion
+ * (Shoal's unanswered puts, ofi_ops.c) as a plain inject on the peer's
+ * connection, with no context; when that connection breaks with such a
+ * write queued (the peer's process ended), the connection's provider
+ * reports it canceled and rxm's handler reads the missing context: the
+ * progress thread of a surviving PE died of SIGSEGV instead of the job
+ * ending by the peer's own status (config.exit.fail3.ofi.np2, 8 of 10 runs
+ * of a PE streaming puts to one that exits). A write counter bound to the
+ * endpoints makes rxm copy such writes into a buffer of its own, posted
+ * with a context, and count them there; nothing reads the counter. */
+static shoal_status_t open_write_counter(void)
+{
+    if (!under_rxm(shoal_ofi.info->fabric_attr->prov_name)) return SHOAL_OK;
+    struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    int ret = fi_cntr_open(shoal_ofi.domain, &attr, &shoal_ofi.write_cntr, NULL);
+    return ret ? shoal_ofi_fail("fi_cntr_open(writes)", ret) : SHOAL_OK;
+}
+
 /* Checks what the chosen provider demands and records how to honour it. */
 static shoal_status_t check_provider(struct shoal_transport_setup *setup)
 {
@@ -240,9 +266,7 @@ static shoal_status_t check_provider(struct shoal_transport_setup *setup)
      * libfabric's software handlers, which use the compiler's atomic
      * builtins (util_atomic.c, where the compiler has them: every compiler
      * Shoal builds with), so they are CPU atomics on the target's memory. */
-    static const char rxm[] = ";ofi_rxm";
-    const size_t prov_len = strlen(prov);
-    setup->atomics_by_cpu = prov_len > sizeof rxm - 1 && !strcmp(prov + prov_len - (sizeof rxm - 1), rxm);
+    setup->atomics_by_cpu = under_rxm(prov);
     shoal_ofi.flag_one_write = shoal_ofi.writes_ordered && (!strcmp(prov, "tcp") || !strcmp(prov, "tcp;ofi_rxm")) &&
                                info->tx_attr->iov_limit >= 2 && info->tx_attr->rma_iov_limit >= 2 &&
                                shoal_ofi.inject_size > sizeof(uint64_t);
@@ -452,7 +476,8 @@ static shoal_status_t ofi_init(struct shoal_transport_setup *setup)
     shoal_ofi.mr_endpoint = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
     shoal_ofi.mr_local = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) || shoal_ofi_force_mr_local;
     shoal_ofi.prov_key = (shoal_ofi.info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
-    st = shoal_ofi_ctx_open(&shoal_ofi.dflt, 1);
+    st = open_write_counter();
+    if (st == SHOAL_OK) st = shoal_ofi_ctx_open(&shoal_ofi.dflt, 1);
     if (st != SHOAL_OK) goto fail;
     atomic_store(&shoal_ofi.dflt.ready, 1);
     st = check_provider(setup);
@@ -498,6 +523,7 @@ static void ofi_fini(struct shoal_transport_setup *setup)
     /* Registrations bound to the endpoint go before it. */
     shoal_ofi_deregister_segments();
     shoal_ofi_ctx_close(&shoal_ofi.dflt);
+    close_fid(shoal_ofi.write_cntr ? &shoal_ofi.write_cntr->fid : NULL, "fi_close(write counter)");
     close_fid(shoal_ofi.av ? &shoal_ofi.av->fid : NULL, "fi_close(av)");
     close_fid(shoal_ofi.domain ? &shoal_ofi.domain->fid : NULL, "fi_close(domain)");
     close_fid(shoal_ofi.fabric ? &shoal_ofi.fabric->fid : NULL, "fi_close(fabric)");

@@ -62,6 +62,11 @@ shoal_status_t shoal_ofi_ctx_open(struct shoal_tctx *ctx, int is_default)
     ret = fi_ep_bind(ctx->ep, &ctx->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
     call = "fi_ep_bind(cq)";
     if (ret) goto fail;
+    if (shoal_ofi.write_cntr) {
+        ret = fi_ep_bind(ctx->ep, &shoal_ofi.write_cntr->fid, FI_WRITE);
+        call = "fi_ep_bind(write counter)";
+        if (ret) goto fail;
+    }
     ret = fi_enable(ctx->ep);
     call = "fi_enable";
     if (ret) goto fail;
