@@ -195,18 +195,20 @@ static int under_rxm(const char *prov)
 }
 
 /* ofi_rxm (libfabric 1.17) sends a small write posted without a completion
- * (Shoal's unanswered puts, ofi_ops.c) as a plain inject on the peer's
- * connection, with no context; when that connection breaks with such a
- * write queued (the peer's process ended), the connection's provider
- * reports it canceled and rxm's handler reads the missing context: the
- * progress thread of a surviving PE died of SIGSEGV instead of the job
- * ending by the peer's own status (config.exit.fail3.ofi.np2, 8 of 10 runs
- * of a PE streaming puts to one that exits). A write counter bound to the
- * endpoints makes rxm copy such writes into a buffer of its own, posted
- * with a context, and count them there; nothing reads the counter. */
+ * (Shoal's unanswered puts and flags, ofi_ops.c) as a plain inject on the
+ * peer's tcp connection, with no context; when that connection breaks with
+ * such a write queued (the peer's process ended), tcp reports it canceled
+ * and rxm's handler reads the missing context: the progress thread of a
+ * surviving PE died of SIGSEGV instead of the job ending by the peer's own
+ * status (config.exit.put_exit.ofi: 8 of 10 runs of a PE streaming puts to
+ * one that exits). A write counter bound to the endpoints makes rxm copy
+ * such writes into a buffer of its own, posted with a context, and count
+ * them there; nothing reads the counter. The price, small messages about
+ * 10-17% slower (docs/design.md), is paid on tcp only: rxm over other
+ * providers keeps the straight inject (untested here). */
 static shoal_status_t open_write_counter(void)
 {
-    if (!under_rxm(shoal_ofi.info->fabric_attr->prov_name)) return SHOAL_OK;
+    if (strcmp(shoal_ofi.info->fabric_attr->prov_name, "tcp;ofi_rxm")) return SHOAL_OK;
     struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
     int ret = fi_cntr_open(shoal_ofi.domain, &attr, &shoal_ofi.write_cntr, NULL);
     return ret ? shoal_ofi_fail("fi_cntr_open(writes)", ret) : SHOAL_OK;

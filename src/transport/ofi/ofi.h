@@ -148,7 +148,7 @@ struct shoal_ofi {
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_av *av;
-    struct fid_cntr *write_cntr; /* bound to every endpoint under ofi_rxm (ofi.c says why), else NULL */
+    struct fid_cntr *write_cntr; /* bound to every endpoint on tcp;ofi_rxm (ofi.c says why), else NULL */
     struct fid_mr *mr[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS];
     void *desc[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS];
     struct shoal_ofi_region region[SHOAL_SEG_COUNT][SHOAL_OFI_REGIONS]; /* this PE's */
