@@ -186,26 +186,18 @@ int shoal_ofi_probe_hardware(char *name, size_t len)
     return hardware;
 }
 
-/* ofi_rxm over a connected provider (tcp;ofi_rxm, verbs;ofi_rxm). */
-static int under_rxm(const char *prov)
-{
-    static const char rxm[] = ";ofi_rxm";
-    const size_t len = strlen(prov);
-    return len > sizeof rxm - 1 && !strcmp(prov + len - (sizeof rxm - 1), rxm);
-}
-
 /* ofi_rxm (libfabric 1.17) sends a small write posted without a completion
  * (Shoal's unanswered puts and flags, ofi_ops.c) as a plain inject on the
  * peer's tcp connection, with no context; when that connection breaks with
  * such a write queued (the peer's process ended), tcp reports it canceled
  * and rxm's handler reads the missing context: the progress thread of a
  * surviving PE died of SIGSEGV instead of the job ending by the peer's own
- * status (config.exit.put_exit.ofi: 8 of 10 runs of a PE streaming puts to
- * one that exits). A write counter bound to the endpoints makes rxm copy
- * such writes into a buffer of its own, posted with a context, and count
- * them there; nothing reads the counter. The price, small messages about
- * 10-17% slower (docs/design.md), is paid on tcp only: rxm over other
- * providers keeps the straight inject (untested here). */
+ * status (8 of 10 runs of a PE streaming puts to one that exits, as
+ * config.exit.put_exit.ofi does). A write counter bound to the endpoints
+ * makes rxm copy such writes into a buffer of its own, posted with a
+ * context, and count them there; nothing reads the counter. The price,
+ * small messages about 10-17% slower (docs/design.md), is paid on tcp
+ * only: rxm over other providers keeps the straight inject (untested). */
 static shoal_status_t open_write_counter(void)
 {
     if (strcmp(shoal_ofi.info->fabric_attr->prov_name, "tcp;ofi_rxm")) return SHOAL_OK;
@@ -268,7 +260,9 @@ static shoal_status_t check_provider(struct shoal_transport_setup *setup)
      * libfabric's software handlers, which use the compiler's atomic
      * builtins (util_atomic.c, where the compiler has them: every compiler
      * Shoal builds with), so they are CPU atomics on the target's memory. */
-    setup->atomics_by_cpu = under_rxm(prov);
+    static const char rxm[] = ";ofi_rxm";
+    const size_t prov_len = strlen(prov);
+    setup->atomics_by_cpu = prov_len > sizeof rxm - 1 && !strcmp(prov + prov_len - (sizeof rxm - 1), rxm);
     shoal_ofi.flag_one_write = shoal_ofi.writes_ordered && (!strcmp(prov, "tcp") || !strcmp(prov, "tcp;ofi_rxm")) &&
                                info->tx_attr->iov_limit >= 2 && info->tx_attr->rma_iov_limit >= 2 &&
                                shoal_ofi.inject_size > sizeof(uint64_t);
