@@ -31,7 +31,7 @@ static shoal_status_t iface_addr(const char *by, const char *name, struct bind_r
 {
     struct ifaddrs *list, *i;
     if (getifaddrs(&list) != 0) {
-        snprintf(err, errlen, "bind address: getifaddrs failed: %s", strerror(errno));
+        snprintf(err, errlen, "getifaddrs failed: %s", strerror(errno));
         return SHOAL_ERR_SYS;
     }
     int seen = 0, down = 0;
@@ -49,7 +49,7 @@ static shoal_status_t iface_addr(const char *by, const char *name, struct bind_r
         return SHOAL_OK;
     }
     freeifaddrs(list);
-    snprintf(err, errlen, "bind address: %s=%s: %s", by, name,
+    snprintf(err, errlen, "%s=%s: %s", by, name,
              !seen ? "no such network interface on this host"
              : down ? "the interface is down"
                     : "the interface has no IPv4 address");
@@ -136,7 +136,7 @@ static shoal_status_t default_route(struct bind_result *r, char *err, size_t err
     char line[256], best[SHOAL_BIND_IFNAME_MAX] = "";
     unsigned long best_metric = ~0UL;
     if (!f) {
-        snprintf(err, errlen, "bind address: cannot read /proc/net/route: %s", strerror(errno));
+        snprintf(err, errlen, "cannot read /proc/net/route: %s", strerror(errno));
         return SHOAL_ERR_SYS;
     }
     while (fgets(line, sizeof line, f)) {
@@ -168,11 +168,8 @@ static shoal_status_t default_route_because(struct bind_result *r, const char *w
     if (st == SHOAL_OK)
         shoal_warn("boot", "data endpoints listen on %s (%s), the default route's interface (%s); set "
                    "SHMEM_NETWORK_IFACE to choose another", r->ip, r->ifname, why);
-    else { /* both reasons: what the rule wanted, and why the fallback failed too */
-        const char *prefix = "bind address: ", *tail = fallback;
-        if (!strncmp(tail, prefix, strlen(prefix))) tail += strlen(prefix);
-        snprintf(err, errlen, "%s%s; %s", prefix, why, tail);
-    }
+    else /* both reasons: what the rule wanted, and why the fallback failed too */
+        snprintf(err, errlen, "%s; %s", why, fallback);
     return st;
 }
 
@@ -206,7 +203,7 @@ static shoal_status_t choose(int n_nodes, const char *peer_host, struct bind_res
         const char *colon = strrchr(rdv, ':');
         size_t n = colon ? (size_t)(colon - rdv) : strlen(rdv);
         if (n >= sizeof host || n == 0) {
-            snprintf(err, errlen, "bind address: SHOAL_RENDEZVOUS='%s' is not HOST:PORT", rdv);
+            snprintf(err, errlen, "SHOAL_RENDEZVOUS='%s' is not HOST:PORT", rdv);
             return SHOAL_ERR_INVAL;
         }
         memcpy(host, rdv, n);
@@ -243,8 +240,13 @@ shoal_status_t shoal_bind_address_explain(int n_nodes, const char *peer_host, ch
                  SHOAL_BIND_IP_MAX);
         return SHOAL_ERR_INVAL;
     }
-    shoal_status_t st = choose(n_nodes, peer_host, &r, err, errlen);
-    if (st != SHOAL_OK) return st;
+    /* The rules say why without a prefix; it is added here, once. */
+    char why[320];
+    shoal_status_t st = choose(n_nodes, peer_host, &r, why, sizeof why);
+    if (st != SHOAL_OK) {
+        snprintf(err, errlen, "bind address: %s", why);
+        return st;
+    }
     if (strlen(r.ifname) >= ifnamelen) {
         snprintf(err, errlen, "bind address: interface name '%s' does not fit %zu bytes", r.ifname, ifnamelen);
         return SHOAL_ERR_INVAL;
